@@ -1,0 +1,30 @@
+# rebench: `make demo` sets up and runs the main job; `make test` sets up and runs the tests.
+VENV ?= .venv
+BIN := $(VENV)/bin
+ENV ?= triton_cumsum
+PROFILE ?= cpu
+
+.PHONY: setup demo test test-all check fmt
+
+setup:
+	@bash scripts/setup.sh
+
+# The main job on the offline default (cpu profile): prepare, calibrate this machine's
+# anchors, run the starting and the reference agent, and print the runs.
+demo: setup
+	$(BIN)/rebench prepare $(ENV) --profile $(PROFILE)
+	$(BIN)/rebench calibrate $(ENV) --profile $(PROFILE) --repeats 3
+	$(BIN)/rebench run $(ENV) --agent start --profile $(PROFILE) --budget 10m
+	$(BIN)/rebench run $(ENV) --agent reference --profile $(PROFILE) --budget 10m
+	$(BIN)/rebench runs
+
+# Default suite: everything but GPU tests (skipped without CUDA).
+test: setup
+	$(BIN)/python -m pytest -q
+
+check: setup
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy
+
+fmt: setup
+	$(BIN)/ruff check --fix src tests benchmarks

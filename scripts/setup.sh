@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Set up a virtualenv in .venv with rebench and its dev tools. Idempotent: re-running is
+# cheap when pyproject.toml has not changed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+VENV=${VENV:-.venv}
+PYTHON=${PYTHON:-python3}
+
+# bubblewrap sandboxes untrusted code; install it when missing and we can (Debian/Ubuntu, root).
+if ! command -v bwrap >/dev/null 2>&1; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "setup: installing bubblewrap (apt-get)"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq bubblewrap) \
+      >/dev/null 2>&1 || echo "setup: could not install bubblewrap; sandboxed tests will be skipped"
+  else
+    echo "setup: bubblewrap (bwrap) is missing and cannot be installed here (needs root and"
+    echo "       apt-get). Untrusted code then runs only with --isolation local; install the"
+    echo "       'bubblewrap' package to sandbox it."
+  fi
+fi
+
+stamp="$VENV/.rebench-setup"
+want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+  exit 0
+fi
+
+[ -x "$VENV/bin/python" ] || "$PYTHON" -m venv "$VENV"
+pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@"; }
+# torch first, pinned: a bare requirement would pull a multi-GB CUDA build.
+pip install torch==2.13.0
+# The GPT-2 BPE ranks file ships in openai-whisper; --no-deps keeps its CUDA deps out.
+pip install --no-deps openai-whisper==20250625
+pip install -e '.[dev]'
+echo "$want" > "$stamp"

@@ -1,0 +1,236 @@
+"""The `rebench` command."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from rebench.core.errors import RebenchError
+
+console = Console(stderr=True)
+out = Console()
+F = TypeVar("F", bound=Callable[..., Any])
+
+ISOLATION_HELP = (
+    "where untrusted code runs: bwrap (bubblewrap), local (no isolation: only for trusted "
+    "code, prints a warning), auto (bwrap if it works here)"
+)
+
+
+def _fmt(x: float | None, digits: int = 4) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def resolve_isolation(choice: str) -> Any:
+    """The Isolation for a CLI choice; `auto` refuses to fall back silently."""
+    from rebench.sandbox import Isolation
+
+    if choice == "local":
+        console.print(
+            "[bold red]WARNING: --isolation local runs untrusted code without a sandbox. "
+            "Use it only for code you trust.[/]"
+        )
+        return Isolation.LOCAL
+    from rebench.sandbox.bwrap import bwrap_available
+
+    if bwrap_available():
+        return Isolation.BWRAP
+    raise RebenchError(
+        "bubblewrap (bwrap) is not available, so untrusted code cannot be sandboxed. Install "
+        "it (Debian/Ubuntu: apt-get install bubblewrap) or pass --isolation local to run "
+        "without isolation."
+    )
+
+
+def isolation_option(f: F) -> F:
+    return click.option(
+        "--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
+        show_default=True, help=ISOLATION_HELP,
+    )(f)
+
+
+def profile_option(f: F) -> F:
+    return click.option("--profile", "-p", default="cpu", show_default=True,
+                        help="environment profile (cpu or gpu)")(f)
+
+
+class RebenchGroup(click.Group):
+    """Turns RebenchError into a one-line error and exit code 2."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except RebenchError as exc:
+            console.print(f"[bold red]error:[/] {exc}")
+            sys.exit(2)
+
+
+@click.group(cls=RebenchGroup)
+@click.version_option(package_name="rebench")
+def main() -> None:
+    """rebench: RE-Bench environments, runs and analysis on a CPU or one GPU."""
+
+
+@main.command("list")
+def list_cmd() -> None:
+    """Environments, versions and profiles."""
+    from rebench.core.discovery import all_specs
+
+    table = Table(title="rebench environments")
+    for col in ("id", "version", "title", "direction", "profiles"):
+        table.add_column(col)
+    for spec in all_specs():
+        table.add_row(spec.id, spec.version, spec.title, spec.direction.value,
+                      ", ".join(sorted(spec.profiles)))
+    out.print(table)
+
+
+@main.command()
+@click.argument("env_id")
+@profile_option
+def instructions(env_id: str, profile: str) -> None:
+    """Print the agent-facing instructions of ENV_ID."""
+    from rebench.core.discovery import load_spec
+    from rebench.core.instructions import render_instructions
+
+    spec = load_spec(env_id)
+    click.echo(render_instructions(spec, spec.profile(profile)))
+
+
+@main.command()
+@click.argument("env_id")
+@profile_option
+@click.option("--corpus", type=click.Path(exists=True), help="your own tokenized corpus")
+@click.option("--base-model", type=click.Path(exists=True), help="your own base weights")
+@click.option("--force", is_flag=True, help="rebuild even if the cache is intact")
+def prepare(env_id: str, profile: str, corpus: str | None, base_model: str | None,
+            force: bool) -> None:
+    """Build ENV_ID's assets (data, models) into the cache; idempotent."""
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
+    from rebench.core.discovery import load_spec
+    from rebench.harness.prepare import prepare_environment
+
+    spec = load_spec(env_id)
+    options = {k: str(Path(v).resolve()) for k, v in
+               (("corpus", corpus), ("base_model", base_model)) if v}
+    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
+               TimeElapsedColumn())
+    with Progress(*columns, console=console) as bar:
+        task = bar.add_task(f"prepare {env_id} ({profile})", total=1.0)
+
+        def progress(message: str, fraction: float | None) -> None:
+            bar.update(task, description=f"{env_id}: {message}", completed=fraction or 0.0)
+
+        assets = prepare_environment(spec, spec.profile(profile), options, progress, force)
+        bar.update(task, completed=1.0)
+    console.print(f"prepared {env_id} ({profile}) in {assets}")
+
+
+@main.command()
+def validate() -> None:
+    """Check every environment folder has its files and its spec loads."""
+    from rebench.core.discovery import environment_ids, validate_environment
+
+    problems = [p for env_id in environment_ids() for p in validate_environment(env_id)]
+    for p in problems:
+        console.print(f"[red]{p.env_id}[/]: {p.problem}")
+    if problems:
+        sys.exit(1)
+    console.print(f"[green]{len(environment_ids())} environments valid[/]")
+
+
+def _print_evaluation(evaluation: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(evaluation.to_json(), default=str))
+        return
+    data = evaluation.to_json()
+    table = Table(title=f"{data['env']} ({data['profile']})", show_header=False)
+    table.add_row("raw", _fmt(data["raw"]))
+    table.add_row("normalized", _fmt(data["normalized"], 3))
+    table.add_row("valid", str(data["valid"]))
+    table.add_row("message", json.dumps(data["message"]))
+    anchors = data["anchors"]
+    table.add_row("anchors", f"{_fmt(anchors['starting_raw'])} -> "
+                  f"{_fmt(anchors['reference_raw'])} ({anchors['source']}, {anchors['hardware']})")
+    out.print(table)
+
+
+@main.command()
+@click.argument("env_id")
+@click.option("--solution", required=True,
+              help="a solution folder, or starting / reference / expert for the built-in ones")
+@profile_option
+@isolation_option
+@click.option("--json", "as_json", is_flag=True, help="print one JSON object")
+def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: bool) -> None:
+    """Officially score a solution folder (no run, no log)."""
+    from rebench.core.discovery import load_spec
+    from rebench.harness.evaluate import evaluate_folder, evaluate_named
+
+    spec = load_spec(env_id)
+    prof = spec.profile(profile)
+    iso = resolve_isolation(isolation)
+    with console.status(f"scoring {solution} on {env_id} ({profile})"):
+        if Path(solution).is_dir():
+            evaluation = evaluate_folder(spec, prof, Path(solution), iso)
+        elif solution in spec.solutions:
+            evaluation = evaluate_named(spec, prof, solution, iso)
+        else:
+            raise RebenchError(f"--solution {solution!r} is neither a folder nor one of "
+                               f"{', '.join(sorted(spec.solutions))}")
+    _print_evaluation(evaluation, as_json)
+
+
+@main.command()
+@click.argument("env_id")
+@profile_option
+@click.option("--repeats", "-n", default=3, show_default=True, help="scorings per solution")
+@isolation_option
+def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
+    """Measure this machine's anchors (starting and reference raw scores)."""
+    from rebench.core.discovery import load_spec
+    from rebench.core.paths import calibration_file
+    from rebench.harness.evaluate import calibrate as run_calibration
+
+    spec = load_spec(env_id)
+    iso = resolve_isolation(isolation)
+    with console.status("calibrating") as status:
+        entry = run_calibration(spec, spec.profile(profile), repeats, iso,
+                                progress=lambda msg: status.update(msg))
+    table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
+    for col in ("solution", "median raw", "samples"):
+        table.add_column(col)
+    table.add_row("starting", _fmt(entry.starting_raw),
+                  ", ".join(_fmt(x) for x in entry.starting_samples))
+    table.add_row("reference", _fmt(entry.reference_raw),
+                  ", ".join(_fmt(x) for x in entry.reference_samples))
+    out.print(table)
+    console.print(f"saved to {calibration_file()}")
+
+
+from rebench.cli_runs import register_run_commands  # noqa: E402
+
+register_run_commands(main)
+
+
+def _register_optional() -> None:
+    try:
+        from rebench.analysis.cli import report
+    except ImportError:
+        return
+    main.add_command(report)
+
+
+_register_optional()
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,116 @@
+"""`rebench run`, `runs`, `show`: attempts of agents at environments."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import click
+from rich.table import Table
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
+
+
+def register_run_commands(group: click.Group) -> None:
+    for command in (run, runs, show):
+        group.add_command(command)
+
+
+@click.command()
+@click.argument("env_id")
+@click.option("--agent", "-a", required=True,
+              help="start, reference, expert, replay:FILE, human, inspect:MODEL")
+@click.option("--profile", "-p", default="cpu", show_default=True)
+@click.option("--budget", "-b", default=None,
+              help="time budget (90s, 30m, 8h, ...); default: the profile's")
+@click.option("--seed", default=0, show_default=True)
+@click.option("--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
+              show_default=True)
+def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
+        isolation: str) -> None:
+    """Run one attempt of AGENT at ENV_ID and print its normalized score."""
+    from rebench.agents.base import make_agent
+    from rebench.cli import console, out, resolve_isolation
+    from rebench.core.duration import parse_duration
+    from rebench.core.errors import RebenchError
+    from rebench.harness.driver import execute_run
+    from rebench.harness.run import create_run
+
+    try:
+        budget_s = parse_duration(budget) if budget else None
+    except ValueError as exc:
+        raise RebenchError(str(exc)) from None
+    the_agent = make_agent(agent)
+    iso = resolve_isolation(isolation)
+    the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed)
+    console.print(f"run {the_run.record.run_id} in {the_run.run_dir}")
+    with console.status(f"{agent} working on {env_id} ({profile})"):
+        score = execute_run(the_run, the_agent)
+    _print_log(the_run.run_dir)
+    out.print(f"[bold]{env_id}[/] {agent}: normalized score {score:.3f} "
+              f"(run {the_run.record.run_id})")
+
+
+@click.command()
+@click.option("--env", "env_id", default=None, help="only this environment")
+@click.option("--limit", default=50, show_default=True)
+def runs(env_id: str | None, limit: int) -> None:
+    """List runs recorded in the run index."""
+    from rebench.cli import out
+    from rebench.core.paths import runs_root
+    from rebench.harness.index import index_path, list_runs
+
+    table = Table(title=f"runs in {runs_root()}")
+    for col in ("run id", "env", "profile", "agent", "budget s", "status", "score"):
+        table.add_column(col)
+    rows = [r for r, _ in list_runs(index_path(runs_root()))
+            if env_id is None or r.env_id == env_id]
+    for record in rows[:limit]:
+        table.add_row(record.run_id, record.env_id, record.profile, record.agent,
+                      f"{record.budget_s:.0f}", record.status.value,
+                      _fmt(record.final_normalized))
+    out.print(table)
+
+
+@click.command()
+@click.argument("run_ref")
+@click.option("--json", "as_json", is_flag=True, help="run record and score log as JSON")
+def show(run_ref: str, as_json: bool) -> None:
+    """Show one run (id or directory) with its score log."""
+    from rebench.cli import out
+    from rebench.harness.run import open_run
+
+    the_run = open_run(run_ref)
+    if as_json:
+        click.echo(json.dumps({
+            "run": the_run.record.to_json(),
+            "score_log": [e.to_json() for e in the_run.entries()],
+        }, default=str))
+        return
+    record = the_run.record
+    table = Table(title=f"run {record.run_id}", show_header=False)
+    for key in ("env_id", "env_version", "profile", "agent", "seed", "budget_s", "hardware",
+                "isolation", "status", "created_at", "finished_at", "working_s_used", "note"):
+        table.add_row(key, str(getattr(record, key)))
+    table.add_row("anchors", json.dumps(record.anchors))
+    table.add_row("score", _fmt(record.final_normalized))
+    out.print(table)
+    _print_log(the_run.run_dir)
+
+
+def _print_log(run_dir: object) -> None:
+    from pathlib import Path
+
+    from rebench.cli import out
+    from rebench.harness.score_log import read_log
+
+    entries = read_log(Path(str(run_dir)) / "protected" / "score_log.jsonl")
+    table = Table(title="score log")
+    for col in ("#", "kind", "working s", "raw", "normalized", "valid", "message"):
+        table.add_column(col)
+    for e in entries:
+        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", _fmt(e.raw, 4),
+                      _fmt(e.normalized), str(e.valid), json.dumps(e.message)[:80])
+    out.print(table)

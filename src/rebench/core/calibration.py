@@ -1,0 +1,105 @@
+"""Measured anchors per (environment, version, profile, hardware), kept in one JSON file."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from rebench.core.hardware import fingerprint
+from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.paths import calibration_file
+from rebench.core.spec import EnvironmentSpec, Profile
+
+
+@dataclass(frozen=True)
+class CalibrationEntry:
+    env_id: str
+    version: str
+    profile: str
+    hardware: str
+    starting_raw: float
+    reference_raw: float
+    starting_samples: tuple[float, ...]
+    reference_samples: tuple[float, ...]
+    measured_at: str
+
+    @property
+    def key(self) -> str:
+        return calibration_key(self.env_id, self.version, self.profile, self.hardware)
+
+
+def calibration_key(env_id: str, version: str, profile: str, hardware: str) -> str:
+    return f"{env_id}|{version}|{profile}|{hardware}"
+
+
+def load_entries(path: Path | None = None) -> dict[str, CalibrationEntry]:
+    path = path or calibration_file()
+    if not path.is_file():
+        return {}
+    try:
+        data: dict[str, dict[str, Any]] = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError):
+        return {}
+    entries = {}
+    for key, raw in data.items():
+        raw["starting_samples"] = tuple(raw.get("starting_samples", ()))
+        raw["reference_samples"] = tuple(raw.get("reference_samples", ()))
+        entries[key] = CalibrationEntry(**raw)
+    return entries
+
+
+def save_entry(entry: CalibrationEntry, path: Path | None = None) -> Path:
+    """Add or replace one entry; the file is rewritten atomically."""
+    path = path or calibration_file()
+    entries = load_entries(path)
+    entries[entry.key] = entry
+    payload = {
+        key: {**e.__dict__, "starting_samples": list(e.starting_samples),
+              "reference_samples": list(e.reference_samples)}
+        for key, e in sorted(entries.items())
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".calibration-")
+    with os.fdopen(fd, "w") as fh:
+        json.dump(payload, fh, indent=2)
+        fh.flush()
+        os.fsync(fh.fileno())
+    os.replace(tmp, path)
+    return path
+
+
+def new_entry(
+    spec: EnvironmentSpec, profile: Profile, starting: list[float], reference: list[float]
+) -> CalibrationEntry:
+    import statistics
+
+    return CalibrationEntry(
+        env_id=spec.id,
+        version=spec.version,
+        profile=profile.name,
+        hardware=fingerprint(profile.gpus),
+        starting_raw=statistics.median(starting),
+        reference_raw=statistics.median(reference),
+        starting_samples=tuple(starting),
+        reference_samples=tuple(reference),
+        measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def resolve_anchors(
+    spec: EnvironmentSpec, profile: Profile, path: Path | None = None
+) -> Anchors:
+    """The calibration of this machine when there is one, else the profile's defaults."""
+    hardware = fingerprint(profile.gpus)
+    entry = load_entries(path).get(calibration_key(spec.id, spec.version, profile.name, hardware))
+    if entry is not None:
+        return Anchors(entry.starting_raw, entry.reference_raw, AnchorSource.CALIBRATION, hardware)
+    return Anchors(
+        profile.starting_raw, profile.reference_raw, AnchorSource.PROFILE_DEFAULT,
+        profile.anchors_hardware,
+    )

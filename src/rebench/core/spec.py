@@ -1,0 +1,110 @@
+"""Environment specs: typed, frozen data. Behaviour lives elsewhere."""
+
+from __future__ import annotations
+
+import enum
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from rebench.core.errors import SpecError, UnknownProfileError
+
+ParamValue = int | float | str | bool
+
+
+class Direction(enum.Enum):
+    """Whether a lower or a higher raw score is better."""
+
+    LOWER = "lower"
+    HIGHER = "higher"
+
+
+class Aggregation(enum.Enum):
+    """Which of a run's valid scores counts: the best one, or the last one."""
+
+    BEST = "best"
+    LAST = "last"
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One way to run an environment (`cpu` or `gpu`): sizes, resources, budgets and anchors.
+
+    `starting_raw`/`reference_raw` are the default normalization anchors, measured with
+    `rebench calibrate` on `anchors_hardware`; a calibration of the current machine overrides them.
+    """
+
+    name: str
+    description: str
+    starting_raw: float
+    reference_raw: float
+    anchors_hardware: str
+    params: Mapping[str, ParamValue] = field(default_factory=dict)
+    gpus: int = 0
+    memory_gb: float = 4.0
+    default_budget_s: float = 8 * 3600.0
+    scoring_timeout_s: float = 300.0
+    network: bool = False
+
+    def __post_init__(self) -> None:
+        if not math.isfinite(self.starting_raw) or not math.isfinite(self.reference_raw):
+            raise SpecError(f"profile {self.name}: anchors must be finite numbers")
+        if self.starting_raw == self.reference_raw:
+            raise SpecError(f"profile {self.name}: starting and reference anchors are equal")
+        if self.scoring_timeout_s <= 0 or self.default_budget_s <= 0:
+            raise SpecError(f"profile {self.name}: timeouts and budgets must be positive")
+
+
+@dataclass(frozen=True)
+class SolutionRecipe:
+    """How to produce a named solution (starting, reference, expert) in a workspace.
+
+    `folder` is copied over the starting files; `run` is an argv executed in the workspace
+    afterwards (e.g. a training script that writes the solution artifact), or empty.
+    """
+
+    folder: str
+    run: tuple[str, ...] = ()
+    run_timeout_s: float = 600.0
+
+
+@dataclass(frozen=True)
+class EnvironmentSpec:
+    """Everything the harness knows about an environment. Bump `version` on any change."""
+
+    id: str
+    version: str
+    title: str
+    direction: Direction
+    raw_score_meaning: str
+    profiles: Mapping[str, Profile]
+    solutions: Mapping[str, SolutionRecipe]
+    aggregation: Aggregation = Aggregation.BEST
+    score_visible_to_agent: bool = True
+    # Glob patterns (relative to the workspace) that an official score snapshots.
+    solution_globs: tuple[str, ...] = ("**/*",)
+    snapshot_max_bytes: int = 64 * 1024 * 1024
+    paper_starting_raw: float | None = None
+    paper_reference_raw: float | None = None
+
+    def __post_init__(self) -> None:
+        if not self.id.isidentifier():
+            raise SpecError(f"environment id {self.id!r} must be a Python identifier")
+        if not self.profiles:
+            raise SpecError(f"{self.id}: at least one profile is required")
+        for key, profile in self.profiles.items():
+            if key != profile.name:
+                raise SpecError(f"{self.id}: profile key {key!r} != name {profile.name!r}")
+        for required in ("starting", "reference"):
+            if required not in self.solutions:
+                raise SpecError(f"{self.id}: solutions must include {required!r}")
+
+    def profile(self, name: str) -> Profile:
+        """The named profile, or a clear error listing the ones that exist."""
+        try:
+            return self.profiles[name]
+        except KeyError:
+            known = ", ".join(sorted(self.profiles))
+            raise UnknownProfileError(
+                f"environment {self.id} has no profile {name!r} (known: {known})"
+            ) from None

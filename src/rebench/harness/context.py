@@ -1,0 +1,83 @@
+"""What an environment's scorer and prepare step receive."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
+
+
+@dataclass(frozen=True)
+class ScoringContext:
+    """Trusted inputs of one official scoring.
+
+    `solution_dir` is the snapshot of the agent's solution: untrusted files, to be read as
+    data or executed only through `untrusted_argv`. `assets_dir` holds the prepared assets
+    (`public/` as the agent saw them, `protected/` held-out data). `scratch_dir` is private
+    to the trusted scorer.
+    """
+
+    spec: EnvironmentSpec
+    profile: Profile
+    solution_dir: Path
+    assets_dir: Path
+    scratch_dir: Path
+    isolation: Isolation
+    hidden: tuple[Path, ...] = ()
+
+    @property
+    def params(self) -> Mapping[str, object]:
+        return self.profile.params
+
+    def untrusted_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path | None = None,
+        writable: bool = False,
+        extra_ro: tuple[Path, ...] = (),
+        gpu: bool | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Wrap `argv` so it runs sandboxed: the snapshot read-only, no network, nothing of
+        the run, the cache or the scratch dir visible unless passed in `extra_ro`."""
+        config = SandboxConfig(
+            workdir=workdir or self.solution_dir,
+            writable=writable,
+            network=False,
+            gpu=self.profile.gpus > 0 if gpu is None else gpu,
+            extra_ro=extra_ro,
+            hidden=(*self.hidden, self.assets_dir, self.scratch_dir),
+            env=dict(env or {}),
+        )
+        return make_sandbox(self.isolation, config).wrap(argv)
+
+
+ProgressFn = Callable[[str, float | None], None]
+
+
+def _no_progress(message: str, fraction: float | None) -> None:
+    del message, fraction
+
+
+@dataclass(frozen=True)
+class PrepareContext:
+    """Inputs of an environment's `prepare(ctx)`: build assets into `assets_dir`
+    (`public/` and `protected/`), deterministically and idempotently."""
+
+    spec: EnvironmentSpec
+    profile: Profile
+    assets_dir: Path
+    options: Mapping[str, str] = field(default_factory=dict)  # e.g. corpus, base_model
+    progress: ProgressFn = _no_progress
+
+    @property
+    def public_dir(self) -> Path:
+        return self.assets_dir / "public"
+
+    @property
+    def protected_dir(self) -> Path:
+        return self.assets_dir / "protected"

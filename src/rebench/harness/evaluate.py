@@ -1,0 +1,115 @@
+"""Score arbitrary solution folders (no run, no log), and calibrate anchors."""
+
+from __future__ import annotations
+
+import math
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rebench.core.calibration import CalibrationEntry, new_entry, resolve_anchors, save_entry
+from rebench.core.errors import CalibrationError
+from rebench.core.normalize import Anchors, normalize
+from rebench.core.score import ScoreResult
+from rebench.core.spec import Direction, EnvironmentSpec, Profile
+from rebench.harness.scoring import official_score, snapshot_solution
+from rebench.harness.workspace import materialize_solution, require_prepared
+from rebench.sandbox import Isolation
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """An official score of a solution folder, normalized with the anchors in force."""
+
+    env_id: str
+    profile: str
+    result: ScoreResult
+    normalized: float
+    anchors: Anchors
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "env": self.env_id,
+            "profile": self.profile,
+            "raw": self.result.raw if self.result.valid else None,
+            "normalized": self.normalized if math.isfinite(self.normalized) else None,
+            "valid": self.result.valid,
+            "message": self.result.message,
+            "anchors": self.anchors.to_json(),
+        }
+
+
+def score_folder(
+    spec: EnvironmentSpec, profile: Profile, solution_dir: Path, isolation: Isolation
+) -> ScoreResult:
+    """Snapshot a solution folder and score the snapshot officially."""
+    require_prepared(spec, profile)
+    with tempfile.TemporaryDirectory(prefix="rebench-eval-") as tmp:
+        snapshot = Path(tmp) / "snapshot"
+        try:
+            snapshot_solution(spec, solution_dir, snapshot)
+        except (OSError, ValueError) as exc:
+            return ScoreResult.invalid(f"could not snapshot the solution: {exc}")
+        return official_score(spec, profile, snapshot, isolation)
+
+
+def evaluate_folder(
+    spec: EnvironmentSpec, profile: Profile, solution_dir: Path, isolation: Isolation
+) -> Evaluation:
+    result = score_folder(spec, profile, solution_dir, isolation)
+    anchors = resolve_anchors(spec, profile)
+    return Evaluation(
+        spec.id, profile.name, result, normalize(result.raw, anchors, spec.direction), anchors
+    )
+
+
+def evaluate_named(
+    spec: EnvironmentSpec, profile: Profile, name: str, isolation: Isolation
+) -> Evaluation:
+    """Evaluate one of the environment's own solutions (starting, reference, expert)."""
+    with tempfile.TemporaryDirectory(prefix=f"rebench-{name}-") as tmp:
+        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
+        return evaluate_folder(spec, profile, workspace, isolation)
+
+
+ProgressFn = Callable[[str], None]
+
+
+def calibrate(
+    spec: EnvironmentSpec,
+    profile: Profile,
+    repeats: int,
+    isolation: Isolation,
+    progress: ProgressFn = lambda _msg: None,
+    save: bool = True,
+) -> CalibrationEntry:
+    """Score the starting and the reference solution `repeats` times each on this machine
+    and store the medians as this hardware's anchors."""
+    if repeats < 1:
+        raise CalibrationError("repeats must be at least 1")
+    samples: dict[str, list[float]] = {}
+    for name in ("starting", "reference"):
+        with tempfile.TemporaryDirectory(prefix=f"rebench-cal-{name}-") as tmp:
+            progress(f"building the {name} solution")
+            workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
+            samples[name] = []
+            for i in range(repeats):
+                progress(f"scoring {name} ({i + 1}/{repeats})")
+                result = score_folder(spec, profile, workspace, isolation)
+                if not result.valid:
+                    raise CalibrationError(
+                        f"{spec.id} {name} solution scored invalid: {result.message}"
+                    )
+                samples[name].append(result.raw)
+    entry = new_entry(spec, profile, samples["starting"], samples["reference"])
+    better = entry.reference_raw < entry.starting_raw
+    if better != (spec.direction is Direction.LOWER) or entry.reference_raw == entry.starting_raw:
+        raise CalibrationError(
+            f"{spec.id}: reference ({entry.reference_raw:.4f}) is not better than the start "
+            f"({entry.starting_raw:.4f}) on this machine; anchors not saved"
+        )
+    if save:
+        save_entry(entry)
+    return entry

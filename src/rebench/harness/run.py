@@ -1,0 +1,186 @@
+"""The run lifecycle: create a run directory, score at t=0, let the agent act, score at the end.
+
+    runs/<run_id>/
+      run.json          RunRecord
+      workspace/        the agent's files
+      protected/        snapshots/<n>/ and score_log.jsonl (never visible to the agent)
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rebench.core.calibration import resolve_anchors
+from rebench.core.discovery import load_spec
+from rebench.core.errors import RunError
+from rebench.core.hardware import fingerprint
+from rebench.core.normalize import Anchors, aggregate, normalize
+from rebench.core.paths import runs_root
+from rebench.core.score import ScoreResult
+from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile
+from rebench.harness import index
+from rebench.harness.records import RunRecord, ScoreEntry
+from rebench.harness.score_log import append_entry, last_hash, read_log
+from rebench.harness.scoring import official_score, snapshot_solution
+from rebench.harness.workspace import populate_workspace
+from rebench.sandbox import Isolation
+
+
+def now_iso() -> str:
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def new_run_id(env_id: str, agent: str) -> str:
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S")
+    safe_agent = "".join(c if c.isalnum() else "-" for c in agent)[:24]
+    return f"{env_id}-{safe_agent}-{stamp}-{secrets.token_hex(3)}"
+
+
+@dataclass
+class Run:
+    """A run directory and its record. Create with `create_run`, reopen with `open_run`."""
+
+    run_dir: Path
+    record: RunRecord
+    spec: EnvironmentSpec
+    profile: Profile
+    started_monotonic: float = field(default_factory=time.monotonic)
+    # Working seconds already used before this process took over (resume).
+    working_offset_s: float = 0.0
+
+    @property
+    def workspace(self) -> Path:
+        return self.run_dir / "workspace"
+
+    @property
+    def protected(self) -> Path:
+        return self.run_dir / "protected"
+
+    @property
+    def score_log_path(self) -> Path:
+        return self.protected / "score_log.jsonl"
+
+    @property
+    def isolation(self) -> Isolation:
+        return Isolation(self.record.isolation)
+
+    @property
+    def anchors(self) -> Anchors:
+        return Anchors.from_json(self.record.anchors)
+
+    def working_s(self) -> float:
+        return self.working_offset_s + (time.monotonic() - self.started_monotonic)
+
+    def time_left_s(self) -> float:
+        return max(0.0, self.record.budget_s - self.working_s())
+
+    def save(self) -> None:
+        """Write run.json atomically and update the index."""
+        path = self.run_dir / "run.json"
+        tmp = path.with_suffix(".json.tmp")
+        import json
+
+        tmp.write_text(json.dumps(self.record.to_json(), indent=2))
+        tmp.replace(path)
+        index.upsert_run(index.index_path(self.run_dir.parent), self.record, self.run_dir)
+
+    def entries(self) -> list[ScoreEntry]:
+        return read_log(self.score_log_path)
+
+    def score(self, kind: str) -> ScoreEntry:
+        """One official score of the workspace, logged (fsynced) before it is returned."""
+        entries = self.entries()
+        n = len(entries)
+        snapshot_rel = f"protected/snapshots/{n:04d}"
+        working = self.working_s()
+        try:
+            snapshot_solution(self.spec, self.workspace, self.run_dir / snapshot_rel)
+            result = official_score(
+                self.spec, self.profile, self.run_dir / snapshot_rel, self.isolation
+            )
+        except (OSError, ValueError) as exc:  # vanished workspace, oversized snapshot
+            result = ScoreResult.invalid(f"could not snapshot the solution: {exc}")
+        norm = normalize(result.raw, self.anchors, Direction(self.record.direction))
+        entry = ScoreEntry(
+            index=n,
+            wall_time=now_iso(),
+            wall_s=round(time.monotonic() - self.started_monotonic, 3),
+            working_s=round(working, 3),
+            raw=result.raw,
+            normalized=norm,
+            valid=result.valid,
+            kind=kind,
+            message=result.message,
+            details=result.details,
+            snapshot=snapshot_rel,
+            prev_hash=last_hash(self.score_log_path),
+        )
+        append_entry(self.score_log_path, entry)
+        return entry
+
+    def aggregate_normalized(self) -> float:
+        return aggregate(
+            [e.normalized for e in self.entries()], Aggregation(self.record.aggregation)
+        )
+
+
+def create_run(
+    env_id: str,
+    profile_name: str,
+    agent: str,
+    budget_s: float | None,
+    isolation: Isolation,
+    seed: int = 0,
+    root: Path | None = None,
+) -> Run:
+    """Make the run directory, copy in the starting files and assets, record anchors."""
+    spec = load_spec(env_id)
+    profile = spec.profile(profile_name)
+    budget = profile.default_budget_s if budget_s is None else budget_s
+    if not math.isfinite(budget) or budget <= 0:
+        raise RunError(f"budget must be a positive number of seconds, got {budget}")
+    root = root or runs_root()
+    run_id = new_run_id(env_id, agent)
+    run_dir = root / run_id
+    (run_dir / "protected" / "snapshots").mkdir(parents=True)
+    record = RunRecord(
+        run_id=run_id,
+        env_id=spec.id,
+        env_version=spec.version,
+        profile=profile.name,
+        agent=agent,
+        seed=seed,
+        budget_s=budget,
+        hardware=fingerprint(profile.gpus),
+        anchors=resolve_anchors(spec, profile).to_json(),
+        isolation=isolation.value,
+        created_at=now_iso(),
+        aggregation=spec.aggregation.value,
+        direction=spec.direction.value,
+    )
+    run = Run(run_dir, record, spec, profile)
+    populate_workspace(spec, profile, run.workspace)
+    run.save()
+    return run
+
+
+def open_run(run_ref: str | Path, root: Path | None = None) -> Run:
+    """Reopen an existing run by id or directory."""
+    root = root or runs_root()
+    run_dir = Path(run_ref) if Path(run_ref).is_dir() else root / str(run_ref)
+    if not (run_dir / "run.json").is_file():
+        raise RunError(f"no run {run_ref!r} under {root}")
+    record = RunRecord.load(run_dir / "run.json")
+    spec = load_spec(record.env_id)
+    if spec.version != record.env_version:
+        raise RunError(
+            f"run {record.run_id} used {spec.id} version {record.env_version}, "
+            f"installed is {spec.version}"
+        )
+    return Run(run_dir, record, spec, spec.profile(record.profile),
+               working_offset_s=record.working_s_used)

@@ -1,0 +1,88 @@
+"""Workspaces: the starting files and public assets an agent gets, and named solutions."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from rebench.core.discovery import environment_dir
+from rebench.core.errors import NotPreparedError, RunError
+from rebench.core.paths import env_cache_dir
+from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
+from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
+
+PREPARED_MARKER = "prepared.json"
+
+
+def assets_ready(spec: EnvironmentSpec, profile: Profile) -> bool:
+    return (env_cache_dir(spec.id, profile.name) / PREPARED_MARKER).is_file()
+
+
+def require_prepared(spec: EnvironmentSpec, profile: Profile) -> Path:
+    assets = env_cache_dir(spec.id, profile.name)
+    if not assets_ready(spec, profile):
+        raise NotPreparedError(
+            f"{spec.id} ({profile.name}) is not prepared: run "
+            f"`rebench prepare {spec.id} --profile {profile.name}`"
+        )
+    return assets
+
+
+def _copy_tree(src: Path, dest: Path) -> None:
+    for path in sorted(src.rglob("*")):
+        if "__pycache__" in path.parts:
+            continue
+        target = dest / path.relative_to(src)
+        if path.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+        else:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+
+
+def populate_workspace(spec: EnvironmentSpec, profile: Profile, workspace: Path) -> None:
+    """Copy the starting files and the profile's public assets into `workspace`."""
+    assets = require_prepared(spec, profile)
+    workspace.mkdir(parents=True, exist_ok=True)
+    _copy_tree(environment_dir(spec.id) / spec.solutions["starting"].folder, workspace)
+    public = assets / "public"
+    if public.is_dir():
+        _copy_tree(public, workspace)
+
+
+def copy_solution_files(spec: EnvironmentSpec, name: str, workspace: Path) -> SolutionRecipe:
+    """Overlay the files of solution `name` (starting, reference, expert) on a workspace."""
+    try:
+        recipe = spec.solutions[name]
+    except KeyError:
+        known = ", ".join(sorted(spec.solutions))
+        raise RunError(f"{spec.id} has no solution {name!r} (known: {known})") from None
+    _copy_tree(environment_dir(spec.id) / recipe.folder, workspace)
+    return recipe
+
+
+def materialize_solution(
+    spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation
+) -> Path:
+    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox) and
+    ready to be snapshotted and scored.
+
+    Raises RunError if the recipe's command fails: a reference that cannot be built is a
+    harness problem, not a bad submission.
+    """
+    populate_workspace(spec, profile, dest)
+    recipe = copy_solution_files(spec, name, dest)
+    if not recipe.run:
+        return dest
+    config = SandboxConfig(
+        workdir=dest, writable=True, network=profile.network, gpu=profile.gpus > 0,
+        env={"REBENCH_PROFILE": profile.name, "REBENCH_ENV": spec.id},
+    )
+    command = " ".join(recipe.run)
+    result = make_sandbox(isolation, config).exec(command, timeout=recipe.run_timeout_s)
+    if result.returncode != 0 or result.timed_out:
+        raise RunError(
+            f"{spec.id}: solution {name} failed to build ({command!r}, exit "
+            f"{result.returncode}, timed out={result.timed_out}):\n{result.stderr[-2000:]}"
+        )
+    return dest

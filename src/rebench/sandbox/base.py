@@ -1,0 +1,68 @@
+"""The sandbox interface: where untrusted code (agents' commands, solutions) runs."""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Protocol
+
+
+class Isolation(enum.Enum):
+    """`bwrap`: bubblewrap namespaces. `local`: no isolation (explicit opt-in only)."""
+
+    BWRAP = "bwrap"
+    LOCAL = "local"
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """What a sandbox shows the code inside it.
+
+    `workdir` is the working directory, mounted read-write when `writable`, else read-only.
+    `extra_ro` are further read-only paths (e.g. a snapshot, a public asset folder).
+    `hidden` are paths that must be invisible inside (the runs root, the asset cache).
+    """
+
+    workdir: Path
+    writable: bool = True
+    network: bool = False
+    gpu: bool = False
+    extra_ro: tuple[Path, ...] = ()
+    extra_rw: tuple[Path, ...] = ()
+    hidden: tuple[Path, ...] = ()
+    env: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    returncode: int
+    stdout: str
+    stderr: str
+    timed_out: bool
+    duration_s: float
+
+
+class Sandbox(Protocol):
+    """A narrow interface: lifecycle, exec, read_file, write_file, and argv wrapping for
+    long-lived children (scorers' untrusted processes) that need their own pipes."""
+
+    isolation: Isolation
+    config: SandboxConfig
+
+    def create(self) -> None: ...
+
+    def destroy(self) -> None: ...
+
+    def wrap(self, argv: Sequence[str]) -> list[str]:
+        """The argv that runs `argv` inside this sandbox."""
+        ...
+
+    def exec(
+        self, cmd: str, timeout: float, env: Mapping[str, str] | None = None
+    ) -> ExecResult: ...
+
+    def read_file(self, path: str) -> bytes: ...
+
+    def write_file(self, path: str, data: bytes) -> None: ...

@@ -1,0 +1,41 @@
+"""Test-wide isolation: every test session gets its own cache, runs root and calibration
+file, so tests never touch ~/.cache/rebench or ./runs."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(scope="session", autouse=True)
+def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    root = tmp_path_factory.mktemp("rebench-home")
+    saved = {k: os.environ.get(k) for k in ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION")}
+    os.environ["REBENCH_CACHE"] = str(root / "cache")
+    os.environ["REBENCH_RUNS"] = str(root / "runs")
+    os.environ["REBENCH_CALIBRATION"] = str(root / "calibration.json")
+    yield root
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip `gpu` tests where no CUDA device is available."""
+    try:
+        import torch
+
+        has_cuda = bool(torch.cuda.is_available())
+    except ImportError:
+        has_cuda = False
+    if has_cuda:
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA GPU")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
