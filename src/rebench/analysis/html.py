@@ -1,0 +1,213 @@
+"""The HTML page of `rebench report`: one self-contained file (figures embedded as SVG)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from html import escape
+from typing import Any
+
+from rebench.analysis.budget import BudgetScore
+from rebench.analysis.humans import Fact, HumanReference
+from rebench.analysis.report import Report
+from rebench.analysis.units import format_duration
+
+CSS = """
+body{font:15px/1.5 system-ui,-apple-system,"Segoe UI",sans-serif;color:#1d1d1f;margin:0;
+ background:#f6f7f9}
+main{max-width:1180px;margin:0 auto;padding:28px 32px 60px;background:#fff}
+h1{font-size:28px;margin:0 0 4px}
+h2{font-size:20px;margin:36px 0 8px;border-bottom:1px solid #e3e5e8;padding-bottom:4px}
+.meta{color:#5f6368;font-size:13px}.note{color:#5f6368;font-size:13px;max-width:900px}
+table{border-collapse:collapse;font-size:13px;margin:10px 0}
+th,td{padding:5px 10px;border-bottom:1px solid #eceef1;text-align:right;white-space:nowrap}
+th{background:#f3f4f6;font-weight:600;white-space:normal;vertical-align:bottom}td.l,th.l{text-align:left}
+td small{color:#6b7280}td.h{background:#fafafa}.best{font-weight:700}
+img.fig{max-width:100%;height:auto;display:block;margin:8px 0}
+.scroll{overflow-x:auto}
+.cards{display:flex;gap:14px;flex-wrap:wrap;margin:16px 0}
+.card{border:1px solid #e3e5e8;border-radius:8px;padding:10px 14px;min-width:150px}
+.card b{display:block;font-size:22px}.card span{color:#5f6368;font-size:12px}
+.warn{background:#fff7e6;border:1px solid #f5d48b;padding:8px 12px;border-radius:6px}
+sup a{text-decoration:none;color:#2563eb}
+"""
+
+
+def _fmt(value: float | None, digits: int = 2) -> str:
+    return "-" if value is None or not math.isfinite(value) else f"{value:.{digits}f}"
+
+
+def _cite(key: str, humans: HumanReference) -> str:
+    keys = list(humans.sources)
+    return f'<sup><a href="#src-{escape(key)}">[{keys.index(key) + 1}]</a></sup>'
+
+
+def _cards(report: Report) -> str:
+    table = report.table
+    items = [
+        (str(len(table.runs)), "runs"), (str(len(table.events())), "score events"),
+        (str(len(table.env_ids())), "environments"), (str(len(table.agents())), "agents"),
+        (", ".join(format_duration(t) for t in table.time_limits()) or "-", "time limits"),
+    ]
+    cells = "".join(f"<div class=card><b>{escape(v)}</b><span>{escape(k)}</span></div>"
+                    for v, k in items)
+    return f"<div class=cards>{cells}</div>"
+
+
+def _cell(score: BudgetScore | None, top: bool) -> str:
+    if score is None:
+        return "<td>-</td>"
+    star = "" if score.complete else "*"
+    cls = ' class="best"' if top else ""
+    return (f"<td><span{cls}>{score.mean:.2f}{star}</span> <small>[{score.lo:.2f}, "
+            f"{score.hi:.2f}]<br>{escape(score.allocation)}</small></td>")
+
+
+def budget_table(report: Report) -> str:
+    """Agents x budgets: mean score@k, 95% interval and allocation; best per budget in bold."""
+    index = {(s.agent, s.budget_s): s for s in report.curve}
+    top = {b: max((s.mean for s in report.curve if s.budget_s == b), default=math.nan)
+           for b in report.budgets}
+    head = "".join(f"<th>T = {escape(format_duration(b))}</th>" for b in report.budgets)
+    rows = []
+    for agent in report.table.agents():
+        cells = "".join(
+            _cell(index.get((agent, b)), index.get((agent, b)) is not None
+                  and index[(agent, b)].mean == top[b]) for b in report.budgets)
+        rows.append(f"<tr><td class=l>{escape(agent)}</td>{cells}</tr>")
+    body = "".join(rows)
+    return f"<div class=scroll><table><tr><th class=l>agent</th>{head}</tr>{body}</table></div>"
+
+
+def env_table(report: Report) -> str:
+    """Environments x agents at the focus budget, beside the human best and mean."""
+    humans = report.humans
+    head = "".join(f"<th>{escape(s.agent)}<br><small>{escape(s.allocation)}</small></th>"
+                   for s in report.focus)
+    rows = []
+    for env_id in report.table.env_ids():
+        cells = []
+        for s in report.focus:
+            e = next((x for x in s.per_env if x.env_id == env_id), None)
+            cells.append("<td>-</td>" if e is None else
+                          f"<td>{e.score:.2f}<br><small>[{e.lo:.2f}, {e.hi:.2f}] n={e.n_runs}"
+                          f"</small></td>")
+        ref = humans.environments.get(env_id)
+        best = _fmt(ref.best.value) if ref and ref.best else "-"
+        mean = _fmt(ref.mean_normalized) if ref else "-"
+        rows.append(f"<tr><td class=l>{escape(env_id)}</td><td class=h>{best}</td>"
+                    f"<td class=h>{mean}</td>{''.join(cells)}</tr>")
+    # Human columns first: with many agents the table scrolls, and they stay in view.
+    return (f"<div class=scroll><table><tr><th class=l>environment</th>"
+            f"<th>human best<br><small>paper</small></th><th>human mean<br><small>METR 7-9 h"
+            f"</small></th>{head}</tr>{''.join(rows)}</table></div>")
+
+
+def humans_section(humans: HumanReference) -> str:
+    """The human reference facts with numbered sources."""
+    groups = "".join(
+        f"<tr><td class=l>{escape(g.group)}</td><td>{g.runs}</td><td>{g.mean.value:.2f}"
+        f"{_cite(g.mean.source, humans)}</td></tr>" for g in humans.group_means)
+    envs = []
+    for env_id, e in humans.environments.items():
+        ceiling = (f"{e.week_ceiling.low:.2f}-{e.week_ceiling.high:.2f}"
+                   f"{_cite(e.week_ceiling.source, humans)}" if e.week_ceiling else "-")
+        runs = f"{e.human_runs.value:.0f}{_cite(e.human_runs.source, humans)}" \
+            if e.human_runs else "-"
+        best = f"{e.best.value:.2f}{_cite(e.best.source, humans)}" if e.best else "-"
+        raw = f"{e.mean_raw.value:g}{_cite(e.mean_raw.source, humans)}" if e.mean_raw else "-"
+        envs.append(f"<tr><td class=l>{escape(env_id)}</td><td>{runs}</td><td>{best}</td>"
+                    f"<td>{ceiling}</td><td>{raw}</td><td>{_fmt(e.mean_normalized)}</td></tr>")
+    totals = _totals_sentence(humans)
+    heads = "".join(f"<li>{escape(h.text)}{_cite(h.source, humans)}</li>"
+                    for h in humans.headlines)
+    sources = "".join(
+        f'<li id="src-{escape(s.key)}">{escape(s.citation)}'
+        + (f' <a href="{escape(s.url)}">{escape(s.url)}</a>' if s.url else "") + "</li>"
+        for s in humans.sources.values())
+    return f"""
+<h2>Human experts (published reference)</h2>
+<p class=note>Facts from the paper and METR's released data (the paper's H100 setup), not rebench
+runs. {totals}</p>
+<table><tr><th class=l>human group (8 h)</th><th>runs</th><th>mean normalized</th></tr>{groups}
+</table>
+<table><tr><th class=l>environment</th><th>human runs</th><th>best score</th>
+<th>one-week ceiling</th><th>mean raw 7-9 h</th><th>normalized (paper anchors)</th></tr>
+{''.join(envs)}</table>
+<p><b>Paper's headline comparisons</b></p><ul>{heads}</ul>
+<p><b>Sources</b></p><ol class=note>{sources}</ol>"""
+
+
+def _totals_sentence(humans: HumanReference) -> str:
+    def part(key: str, text: str) -> str:
+        fact: Fact | None = humans.totals.get(key)
+        return "" if fact is None else text.format(fact.value) + _cite(fact.source, humans)
+
+    return " ".join(p for p in (
+        part("runs", "{:.0f} eight-hour runs"), part("experts", "by {:.0f} experts;"),
+        part("fraction_above_zero", "{:.0%} of runs scored above 0,"),
+        part("fraction_at_least_one", "{:.0%} scored 1 or more."),
+    ) if p)
+
+
+def _figure(uri: str | None, alt: str, missing: str) -> str:
+    return f'<img class=fig alt="{escape(alt)}" src="{uri}">' if uri else \
+        f"<p class=note>(no figure: {escape(missing)})</p>"
+
+
+def _problems(problems: Iterable[str]) -> str:
+    items = "".join(f"<li>{escape(p)}</li>" for p in problems)
+    return f"<div class=warn><b>Left out:</b><ul>{items}</ul></div>" if items else ""
+
+
+METHOD = """
+<h2>Method</h2><ul class=note>
+<li>A run's score at working time t is its best valid normalized score logged by t (the last valid
+one for environments that count the last score, such as small_scaling_law); 0 when there is none.
+Normalized: 0 = starting solution, 1 = reference solution, floored at 0.</li>
+<li>score@k at a total budget T: the expected best of k = floor(T / tau) runs of time limit tau,
+drawn with replacement from the agent's runs (closed form over sorted scores). Where the agent
+cannot see its score (small_scaling_law) it cannot pick its best attempt, so the expected score is
+the mean. Each agent gets the tau (among the limits it has runs for) with the highest mean over
+environments; the allocation is printed as k x tau. * marks a mean over fewer environments
+than the table holds.</li>
+<li>Means weight environments equally. Intervals: percentile bootstrap, 95%, resampling runs within
+each environment, allocation held fixed; seeded, so the page is reproducible.</li>
+<li>Trajectories: each run's score so far, interpolated linearly in log working time between score
+events, averaged over runs.</li></ul>"""
+
+
+def render_html(report: Report, figures: dict[str, Any]) -> str:
+    """The whole page."""
+    table = report.table
+    focus = format_duration(report.focus_budget_s)
+    no_plot = ("no runs" if not table.runs else "no data" if figures
+               else "matplotlib is not installed (pip install 'rebench[report]')")
+    subtitle = f"<p>{escape(report.settings.title)}</p>" if report.settings.title else ""
+    return f"""<!doctype html><html lang=en><head><meta charset=utf-8>
+<title>rebench report</title><style>{CSS}</style></head><body><main>
+<h1>rebench report</h1>{subtitle}
+<div class=meta>{escape(table.source)} · generated {escape(report.generated_at)} ·
+bootstrap {report.settings.n_boot} resamples, seed {report.settings.seed}</div>
+{_cards(report)}{_problems(table.problems)}
+<h2>Score vs total time budget</h2>
+<p class=note>Mean normalized score over environments when an agent may spend a total budget T
+on k independent runs of a time limit tau and keep the best. Bands: 95% bootstrap intervals;
+hollow markers: not every environment covered. The star is the paper's human mean at 8 h.</p>
+{_figure(figures.get("budget"), "score vs budget", no_plot)}
+{budget_table(report)}
+<h2>Per environment at T = {escape(focus)}</h2>
+<p class=note>Bars: score@k at the agent's best allocation for T = {escape(focus)}, with 95%
+intervals. Black line: best human score (paper Table 5); diamond: METR's mean of 7-9 h human
+runs normalized with the paper's anchors.</p>
+{_figure(figures.get("bars"), "per-environment scores", no_plot)}
+{env_table(report)}
+<h2>Score over working time</h2>
+<p class=note>Mean score so far across runs of each agent and time limit (runs with a single,
+final score, as in external data, have no trajectory).</p>
+{_figure(figures.get("trajectories"), "score over time",
+         "no run has intermediate scores" if figures and table.runs else no_plot)}
+{humans_section(report.humans)}
+{METHOD}
+</main></body></html>
+"""

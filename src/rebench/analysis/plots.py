@@ -1,0 +1,241 @@
+"""The report's figures, drawn with matplotlib (the optional extra `rebench[report]`).
+
+Figures are built with `matplotlib.figure.Figure` directly (no pyplot): no global state and no
+GUI backend, so rendering works headless and in parallel.
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+from typing import TYPE_CHECKING, Any
+
+from rebench.analysis.budget import BudgetScore
+from rebench.analysis.report import Report
+from rebench.analysis.units import format_duration
+from rebench.core.errors import RebenchError
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+HUMAN = "#111111"
+PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
+           "#e377c2", "#7f7f7f", "#bcbd22")
+
+
+class PlottingUnavailable(RebenchError):
+    """matplotlib is not installed."""
+
+
+def _figure(width: float, height: float) -> Figure:
+    try:
+        from matplotlib.figure import Figure
+    except ImportError:
+        raise PlottingUnavailable(
+            "the HTML report needs matplotlib: pip install 'rebench[report]'"
+        ) from None
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def to_svg_data_uri(fig: Figure) -> str:
+    """The figure as an SVG data URI for an <img> (isolates SVG ids between figures)."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="svg")
+    return "data:image/svg+xml;base64," + base64.b64encode(buffer.getvalue()).decode()
+
+
+def _text(label: str) -> str:
+    """A label matplotlib shows as written: an agent named with `$` is not mathtext."""
+    return label.replace("$", r"\$")
+
+
+def agent_colors(agents: list[str]) -> dict[str, str]:
+    return {a: HUMAN if a.lower() == "human" else PALETTE[i % len(PALETTE)]
+            for i, a in enumerate(agents)}
+
+
+def _duration_axis(ax: Axes, ticks: list[float]) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(FixedLocator(ticks))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_duration(x)))
+
+
+def _anchor_lines(ax: Axes) -> None:
+    ax.axhline(0.0, color="#999999", lw=0.8, ls=":")
+    ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
+
+
+def budget_figure(report: Report) -> Figure:
+    """Mean normalized score vs total time budget (log axis), bands and human points."""
+    fig = _figure(11.0, 5.0)
+    ax = fig.add_subplot()
+    colors = agent_colors(report.table.agents())
+    for agent in report.table.agents():
+        points = [s for s in report.curve if s.agent == agent]
+        if not points:
+            continue
+        x = [s.budget_s for s in points]
+        ax.fill_between(x, [s.lo for s in points], [s.hi for s in points],
+                        color=colors[agent], alpha=0.15, lw=0)
+        ax.plot(x, [s.mean for s in points], color=colors[agent], lw=1.8, label=_text(agent))
+        for s in points:
+            ax.plot(s.budget_s, s.mean, "o", color=colors[agent], ms=5,
+                    mfc=colors[agent] if s.complete else "white")
+    ticks = _budget_ticks(report.budgets)
+    human = report.humans.overall_mean()
+    if human is not None:
+        ax.plot(human.budget_s, human.mean.value, marker="*", ms=15, color=HUMAN, ls="none",
+                label=f"human experts, paper ({format_duration(human.budget_s)}, "
+                      f"{human.runs} runs)")
+        ticks.append(human.budget_s)
+    _duration_axis(ax, sorted(set(ticks)))
+    _anchor_lines(ax)
+    ax.set_xlabel("total time budget T = k x time limit (best allocation per agent)")
+    ax.set_ylabel("mean normalized score (score@k)")
+    ax.set_ylim(bottom=-0.05)
+    ax.grid(alpha=0.25)
+    fig.legend(loc="outside right upper", fontsize=8, frameon=False)
+    return fig
+
+
+def _budget_ticks(budgets: tuple[float, ...]) -> list[float]:
+    """Label the doubling grid from the shortest budget only: other budgets (other time
+    limits) still get their points, but labels 8m and 10m side by side would collide."""
+    if not budgets:
+        return []
+    ticks, tick = [], budgets[0]
+    while tick <= budgets[-1] * (1 + 1e-9):
+        ticks.append(tick)
+        tick *= 2
+    return ticks
+
+
+def env_bars_figure(report: Report) -> Figure:
+    """Per-environment score@k at the focus budget, with the human best and mean."""
+    envs = report.table.env_ids()
+    agents = [s.agent for s in report.focus]
+    colors = agent_colors(report.table.agents())
+    fig_width = max(7.0, 1.4 * len(envs) + 3)
+    fig = _figure(fig_width, 4.6 + 0.1 * len(agents))
+    ax = fig.add_subplot()
+    bar_width = 0.8 / max(1, len(agents))
+    for j, score in enumerate(report.focus):
+        _env_bars(ax, score, envs, j, bar_width, colors[score.agent])
+    _human_marks(ax, report, envs)
+    ax.set_xticks(range(len(envs)), [e.replace("_", "_\u200b") for e in envs], fontsize=8)
+    _anchor_lines(ax)
+    ax.set_ylabel(f"normalized score at T = {format_duration(report.focus_budget_s)}")
+    ax.set_ylim(bottom=0)
+    ax.grid(axis="y", alpha=0.25)
+    # About 2.3 inches per legend entry keeps long agent names inside the figure.
+    fig.legend(loc="outside upper center", fontsize=8, frameon=False,
+               ncols=max(1, min(len(agents) + 2, int(fig_width / 2.3))))
+    return fig
+
+
+def _env_bars(ax: Axes, score: BudgetScore, envs: list[str], j: int, width: float,
+              color: str) -> None:
+    by_env = {e.env_id: e for e in score.per_env}
+    xs: list[float] = []
+    heights: list[float] = []
+    errs: list[list[float]] = [[], []]
+    for i, env_id in enumerate(envs):
+        if env_id in by_env:
+            e = by_env[env_id]
+            xs.append(i - 0.4 + width * (j + 0.5))
+            heights.append(e.score)
+            errs[0].append(max(0.0, e.score - e.lo))
+            errs[1].append(max(0.0, e.hi - e.score))
+    ax.bar(xs, heights, width * 0.92, yerr=errs, color=color, alpha=0.85, capsize=2,
+           error_kw={"lw": 0.8}, label=_text(f"{score.agent} ({score.allocation})"))
+
+
+def _human_marks(ax: Axes, report: Report, envs: list[str]) -> None:
+    best_label = "human best (paper Table 5)"
+    mean_label = "human mean 7-9 h (METR data)"
+    for i, env_id in enumerate(envs):
+        ref = report.humans.environments.get(env_id)
+        if ref is None:
+            continue
+        if ref.best is not None:
+            ax.plot([i - 0.42, i + 0.42], [ref.best.value] * 2, color=HUMAN, lw=2,
+                    label=best_label)
+            best_label = "_"
+        if ref.mean_normalized is not None:
+            ax.plot(i, ref.mean_normalized, marker="D", color="white", mec=HUMAN, ms=7,
+                    ls="none", label=mean_label)
+            mean_label = "_"
+
+
+def trajectories_figure(report: Report, ncols: int = 3) -> Figure:
+    """Mean score-so-far over working time, one panel per environment."""
+    envs = sorted({t.env_id for t in report.trajectories})
+    ncols = max(1, min(ncols, len(envs)))
+    nrows = max(1, math.ceil(len(envs) / ncols))
+    fig = _figure(max(6.0, 4.0 * ncols), (3.4 if ncols == 1 else 2.9) * nrows + 0.6)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    colors = agent_colors(report.table.agents())
+    styles = ("-", "--", ":", "-.")
+    limits = report.table.time_limits()
+    for idx, env_id in enumerate(envs):
+        ax = axes[idx // ncols][idx % ncols]
+        for traj in (t for t in report.trajectories if t.env_id == env_id):
+            style = styles[limits.index(traj.tau_s) % len(styles)]
+            label = f"{traj.agent}, {format_duration(traj.tau_s)} (n={traj.n_runs})"
+            ax.plot(traj.times, traj.mean, style, color=colors[traj.agent], lw=1.5,
+                    label=_text(label))
+        ax.set_title(env_id, fontsize=9)
+        ax.set_xscale("log")
+        span = [t for t in report.trajectories if t.env_id == env_id]
+        _tick_durations(ax, min(t.times[0] for t in span), max(t.times[-1] for t in span))
+        _anchor_lines(ax)
+        ax.grid(alpha=0.25)
+        ax.tick_params(labelsize=7)
+    for idx in range(len(envs), nrows * ncols):
+        axes[idx // ncols][idx % ncols].set_visible(False)
+    handles: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label.split(" (n=")[0], handle)
+    fig.legend(list(handles.values()), list(handles), loc="outside upper center",
+               ncols=min(4, len(handles)), fontsize=8, frameon=False)
+    fig.supxlabel("working time (log)", fontsize=9)
+    fig.supylabel("mean normalized score so far", fontsize=9)
+    return fig
+
+
+NICE_DURATIONS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 4 * 3600, 8 * 3600,
+                  16 * 3600, 32 * 3600, 64 * 3600, 128 * 3600)
+
+
+def nice_duration_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
+    """Round durations (1s, 10s, 1m, 5m, 1h, 8h, ...) within [lo, hi], thinned to `most`."""
+    ticks = [float(t) for t in NICE_DURATIONS if lo <= t <= hi]
+    while len(ticks) > most:
+        ticks = ticks[::2] if len(ticks) % 2 else ticks[1::2]
+    return ticks
+
+
+def _tick_durations(ax: Axes, lo: float, hi: float) -> None:
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
+
+    ax.xaxis.set_major_locator(FixedLocator(nice_duration_ticks(lo, hi)))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_duration(x)))
+
+
+def all_figures(report: Report) -> dict[str, Any]:
+    """The three figures as SVG data URIs, keyed by name; empty data gives no figure."""
+    if not report.table.runs:
+        return {}
+    return {
+        "budget": to_svg_data_uri(budget_figure(report)),
+        "bars": to_svg_data_uri(env_bars_figure(report)) if report.focus else None,
+        "trajectories": to_svg_data_uri(trajectories_figure(report))
+        if report.trajectories else None,
+    }

@@ -1,0 +1,157 @@
+"""The report's content: every table computed once, as data, then rendered (HTML, terminal,
+JSON) by separate functions."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from rebench.analysis.budget import (
+    BudgetScore,
+    Trajectory,
+    budget_curve,
+    default_budgets,
+    trajectories,
+)
+from rebench.analysis.humans import HumanReference, load_human_reference
+from rebench.analysis.metrics import final_score
+from rebench.analysis.table import RunTable
+
+
+@dataclass(frozen=True)
+class ReportSettings:
+    """What the user chose: budgets on the curve, the budget of the per-env view, bootstrap."""
+
+    budgets: tuple[float, ...] = ()  # empty: default_budgets of the table's time limits
+    focus_budget_s: float | None = None  # None: the longest time limit in the table
+    n_boot: int = 1000
+    seed: int = 0
+    title: str = ""  # a line under the page title: what the data is
+
+
+@dataclass(frozen=True)
+class Report:
+    table: RunTable
+    settings: ReportSettings
+    budgets: tuple[float, ...]
+    focus_budget_s: float
+    curve: tuple[BudgetScore, ...]
+    focus: tuple[BudgetScore, ...]
+    trajectories: tuple[Trajectory, ...]
+    humans: HumanReference
+    generated_at: str
+
+
+def build_report(table: RunTable, settings: ReportSettings | None = None) -> Report:
+    """Compute every table of the report."""
+    settings = settings or ReportSettings()
+    limits = table.time_limits()
+    budgets = tuple(sorted(settings.budgets)) or tuple(default_budgets(limits))
+    focus_budget = settings.focus_budget_s or (max(limits) if limits else math.nan)
+    curve = budget_curve(table, budgets, settings.n_boot, settings.seed)
+    focus = [s for s in curve if s.budget_s == focus_budget]
+    if not focus and math.isfinite(focus_budget):
+        focus = budget_curve(table, [focus_budget], settings.n_boot, settings.seed)
+    return Report(
+        table=table, settings=settings, budgets=budgets, focus_budget_s=focus_budget,
+        curve=tuple(curve), focus=tuple(focus), trajectories=tuple(trajectories(table)),
+        humans=load_human_reference(),
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+    )
+
+
+def _num(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _budget_json(score: BudgetScore) -> dict[str, Any]:
+    return {
+        "agent": score.agent, "budget_s": score.budget_s, "tau_s": score.tau_s, "k": score.k,
+        "allocation": score.allocation, "mean": _num(score.mean), "ci95": [score.lo, score.hi],
+        "complete": score.complete, "n_envs": len(score.per_env),
+        "per_env": {e.env_id: {"score": e.score, "ci95": [e.lo, e.hi], "n_runs": e.n_runs}
+                    for e in score.per_env},
+    }
+
+
+def _per_env_json(scores: Sequence[BudgetScore]) -> list[dict[str, Any]]:
+    return [
+        {"agent": e.agent, "env": e.env_id, "budget_s": e.budget_s, "tau_s": e.tau_s, "k": e.k,
+         "score": e.score, "ci95": [e.lo, e.hi], "n_runs": e.n_runs,
+         "score_visible": e.visible}
+        for s in scores for e in s.per_env
+    ]
+
+
+def humans_json(humans: HumanReference) -> dict[str, Any]:
+    """The human reference facts, each with its source key; sources spelled out once."""
+    return {
+        "sources": {k: {"citation": s.citation, "url": s.url} for k, s in humans.sources.items()},
+        "totals": {k: {"value": f.value, "source": f.source} for k, f in humans.totals.items()},
+        "group_means": [
+            {"group": g.group, "budget_s": g.budget_s, "mean": g.mean.value, "runs": g.runs,
+             "source": g.mean.source} for g in humans.group_means
+        ],
+        "headlines": [{"budget_s": h.budget_s, "text": h.text, "source": h.source}
+                      for h in humans.headlines],
+        "environments": {
+            env_id: {
+                "human_runs": e.human_runs.value if e.human_runs else None,
+                "best": e.best.value if e.best else None,
+                "week_ceiling": [e.week_ceiling.low, e.week_ceiling.high] if e.week_ceiling
+                else None,
+                "mean_raw_7_9h": e.mean_raw.value if e.mean_raw else None,
+                "mean_normalized_7_9h": e.mean_normalized,
+                "sources": sorted({f.source for f in (e.human_runs, e.best, e.mean_raw) if f}
+                                  | ({e.week_ceiling.source} if e.week_ceiling else set())),
+            }
+            for env_id, e in humans.environments.items()
+        },
+    }
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with every non-finite float replaced by None (JSON has no NaN)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    return value
+
+
+def report_json(report: Report) -> dict[str, Any]:
+    """Every computed table as one JSON-safe object (`rebench report --json`)."""
+    return dict(json_safe(_report_dict(report)))
+
+
+def _report_dict(report: Report) -> dict[str, Any]:
+    table = report.table
+    return {
+        "source": table.source,
+        "title": report.settings.title,
+        "generated_at": report.generated_at,
+        "n_runs": len(table.runs),
+        "n_events": len(table.events()),
+        "environments": table.env_ids(),
+        "agents": table.agents(),
+        "time_limits_s": table.time_limits(),
+        "settings": {"n_boot": report.settings.n_boot, "seed": report.settings.seed,
+                     "interval": "percentile bootstrap 95%, runs resampled within environments"},
+        "budgets_s": list(report.budgets),
+        "focus_budget_s": _num(report.focus_budget_s),
+        "score_at_k": [_budget_json(s) for s in report.curve],
+        "per_environment": _per_env_json(report.focus),
+        "runs": [
+            {"run_id": r.run_id, "env": r.env_id, "agent": r.agent, "time_limit_s":
+             r.time_limit_s, "aggregation": r.rule.aggregation.value,
+             "final_score": final_score(r), "n_events": len(r.events)}
+            for r in table.runs
+        ],
+        "humans": humans_json(report.humans),
+        "problems": list(table.problems),
+    }

@@ -1,0 +1,171 @@
+"""Where runs come from: run directories, the SQLite run index, or a CSV of external runs.
+
+CSV format (one row per score event; `rebench report --from-csv`):
+    required: env, agent, run_id, time_limit_s, working_s, normalized
+    optional: env_version, profile, wall_s, raw, valid, kind
+An empty or non-numeric `normalized` is an invalid score. Environments this installation does not
+have are scored by the paper's rule (small_scaling_law: last valid score, hidden from the agent).
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Callable, Iterable
+from pathlib import Path
+
+from rebench.analysis.table import COLUMNS, EnvRule, Run, RunTable, ScoreEvent, make_run
+from rebench.analysis.table import installed_rule as default_rule
+from rebench.core.errors import RebenchError
+from rebench.core.spec import Aggregation
+from rebench.harness.records import RunRecord, RunStatus, ScoreEntry
+from rebench.harness.score_log import read_log
+
+CSV_REQUIRED = ("env", "agent", "run_id", "time_limit_s", "working_s", "normalized")
+RuleLookup = Callable[[str], EnvRule]
+
+
+class CsvFormatError(RebenchError):
+    """A --from-csv file that lacks a column or has a malformed row."""
+
+
+def _event(record: RunRecord, entry: ScoreEntry) -> ScoreEvent:
+    return ScoreEvent(
+        env_id=record.env_id, env_version=record.env_version, profile=record.profile,
+        agent=record.agent, run_id=record.run_id, time_limit_s=float(record.budget_s),
+        wall_s=entry.wall_s, working_s=entry.working_s, raw=entry.raw,
+        normalized=entry.normalized if entry.valid else math.nan, valid=entry.valid,
+        kind=entry.kind,
+    )
+
+
+def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup) -> Run | str:
+    """The run of one directory, or a problem message saying why it is left out."""
+    if record.status is not RunStatus.FINISHED:
+        # A run in progress (or one whose harness died, awaiting resume) has no final score
+        # yet; counting it would read as a run that stopped early.
+        return f"{record.run_id}: status {record.status.value}, not finished; run left out"
+    try:
+        entries = read_log(run_dir / "protected" / "score_log.jsonl")
+    except (RebenchError, OSError, ValueError, TypeError) as exc:
+        return f"{record.run_id}: score log unreadable ({exc}); run left out"
+    if not entries:
+        return f"{record.run_id}: no official score logged; run left out"
+    base = rule_for(record.env_id)
+    # The run record says which score counted when the run was made; it wins over today's spec.
+    try:
+        aggregation = Aggregation(record.aggregation)
+    except ValueError:
+        aggregation = base.aggregation
+    rule = EnvRule(aggregation, base.score_visible)
+    return make_run([_event(record, e) for e in entries], rule)
+
+
+def _collect(
+    pairs: Iterable[tuple[RunRecord, Path]], rule_for: RuleLookup, source: str
+) -> RunTable:
+    runs: list[Run] = []
+    problems: list[str] = []
+    seen: set[str] = set()
+    for record, run_dir in pairs:
+        if record.run_id in seen:
+            continue
+        seen.add(record.run_id)
+        result = _record_run(record, run_dir, rule_for)
+        if isinstance(result, Run):
+            runs.append(result)
+        else:
+            problems.append(result)
+    runs.sort(key=lambda r: (r.env_id, r.agent, r.time_limit_s, r.run_id))
+    return RunTable(tuple(runs), tuple(problems), source)
+
+
+def from_run_dirs(root: Path, rule_for: RuleLookup = default_rule) -> RunTable:
+    """Every runs/<run_id>/ under `root` that has a run.json; unreadable ones become problems."""
+    pairs: list[tuple[RunRecord, Path]] = []
+    problems: list[str] = []
+    for run_json in sorted(root.glob("*/run.json")):
+        try:
+            pairs.append((RunRecord.load(run_json), run_json.parent))
+        except (OSError, ValueError, TypeError, KeyError) as exc:
+            problems.append(f"{run_json.parent.name}: run.json unreadable ({exc}); run left out")
+    table = _collect(pairs, rule_for, f"run directories under {root}")
+    return RunTable(table.runs, tuple(problems) + table.problems, table.source)
+
+
+def from_index(db: Path, rule_for: RuleLookup = default_rule) -> RunTable:
+    """The runs listed in the SQLite run index, read from their run directories."""
+    from rebench.harness.index import list_runs
+
+    if not db.is_file():
+        raise RebenchError(f"no run index at {db}")
+    return _collect(list_runs(db), rule_for, f"run index {db}")
+
+
+def _float(row: dict[str, str], key: str, lineno: int, default: float | None = None) -> float:
+    text = (row.get(key) or "").strip()
+    if not text and default is not None:
+        return default
+    try:
+        return float(text)
+    except ValueError:
+        raise CsvFormatError(f"line {lineno}: column {key!r} is not a number: {text!r}") from None
+
+
+def _csv_event(row: dict[str, str], lineno: int) -> ScoreEvent:
+    norm_text = (row.get("normalized") or "").strip()
+    try:
+        normalized = float(norm_text) if norm_text else math.nan
+    except ValueError:
+        normalized = math.nan  # "invalid", "NaN", "error": an invalid score, not a bad file
+    valid_text = (row.get("valid") or "").strip().lower()
+    valid = math.isfinite(normalized) and valid_text not in ("false", "0", "no")
+    time_limit = _float(row, "time_limit_s", lineno)
+    if not math.isfinite(time_limit) or time_limit <= 0:
+        raise CsvFormatError(f"line {lineno}: time_limit_s must be positive")
+    working = _float(row, "working_s", lineno)
+    for key in ("env", "agent", "run_id"):
+        if not (row.get(key) or "").strip():
+            raise CsvFormatError(f"line {lineno}: column {key!r} is empty")
+    return ScoreEvent(
+        env_id=row["env"].strip(), env_version=(row.get("env_version") or "").strip(),
+        profile=(row.get("profile") or "").strip(), agent=row["agent"].strip(),
+        run_id=row["run_id"].strip(), time_limit_s=time_limit,
+        wall_s=_float(row, "wall_s", lineno, default=working), working_s=working,
+        raw=_float(row, "raw", lineno, default=math.nan),
+        normalized=max(0.0, normalized) if valid else math.nan, valid=valid,
+        kind=(row.get("kind") or "external").strip(),
+    )
+
+
+def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
+    """Runs from a CSV of score events (see the module docstring for the columns)."""
+    with path.open(newline="") as handle:
+        reader = csv.DictReader(handle)
+        missing = [c for c in CSV_REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise CsvFormatError(f"{path}: missing column(s) {', '.join(missing)}")
+        by_run: dict[str, list[ScoreEvent]] = {}
+        for lineno, row in enumerate(reader, start=2):
+            event = _csv_event(row, lineno)
+            by_run.setdefault(event.run_id, []).append(event)
+    runs = []
+    for run_id, events in by_run.items():
+        first = events[0]
+        if any((e.env_id, e.agent, e.time_limit_s) != (first.env_id, first.agent,
+                                                         first.time_limit_s) for e in events):
+            raise CsvFormatError(f"{path}: run {run_id} mixes environments, agents or limits")
+        runs.append(make_run(events, rule_for(first.env_id)))
+    runs.sort(key=lambda r: (r.env_id, r.agent, r.time_limit_s, r.run_id))
+    return RunTable(tuple(runs), (), f"CSV {path}")
+
+
+def write_csv(table: RunTable, path: Path) -> None:
+    """The tidy table as CSV, readable again with `from_csv` (env_id is written as `env`)."""
+    header = ["env" if c == "env_id" else c for c in COLUMNS]
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        for event in table.events():
+            row = event.to_json()
+            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])

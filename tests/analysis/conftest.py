@@ -1,0 +1,79 @@
+"""Factories for small synthetic run directories and CSVs (written with the real record types)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from rebench.harness.records import RunRecord, RunStatus, ScoreEntry
+from rebench.harness.score_log import append_entry, last_hash
+
+# (working_s, normalized or NaN for an invalid score)
+Events = Sequence[tuple[float, float]]
+WriteRun = Callable[..., Path]
+
+
+def write_run(
+    root: Path, run_id: str, env_id: str, agent: str, budget_s: float, events: Events,
+    aggregation: str = "best", status: RunStatus = RunStatus.FINISHED,
+) -> Path:
+    """One runs/<run_id>/ with run.json and a hash-chained score log."""
+    run_dir = root / run_id
+    (run_dir / "protected").mkdir(parents=True)
+    record = RunRecord(
+        run_id=run_id, env_id=env_id, env_version="1", profile="cpu", agent=agent, seed=0,
+        budget_s=budget_s, hardware="test", anchors={}, isolation="local",
+        created_at="2026-11-29T00:00:00+00:00", status=status,
+        aggregation=aggregation,
+    )
+    (run_dir / "run.json").write_text(json.dumps(record.to_json()))
+    log = run_dir / "protected" / "score_log.jsonl"
+    for i, (working_s, norm) in enumerate(events):
+        kind = "initial" if i == 0 else ("final" if i == len(events) - 1 else "agent")
+        valid = math.isfinite(norm)
+        append_entry(log, ScoreEntry(
+            index=i, wall_time="2026-11-29T00:00:00+00:00", wall_s=working_s,
+            working_s=working_s, raw=norm if valid else math.nan, normalized=norm, valid=valid,
+            kind=kind, message={}, details={}, snapshot=f"protected/snapshots/{i:04d}",
+            prev_hash=last_hash(log),
+        ))
+    return run_dir
+
+
+@pytest.fixture
+def runs_dir(tmp_path: Path) -> Path:
+    root = tmp_path / "runs"
+    root.mkdir()
+    return root
+
+
+@pytest.fixture
+def make_run(runs_dir: Path) -> WriteRun:
+    def factory(run_id: str, env_id: str, agent: str, budget_s: float, events: Events,
+                aggregation: str = "best", status: RunStatus = RunStatus.FINISHED) -> Path:
+        return write_run(runs_dir, run_id, env_id, agent, budget_s, events, aggregation, status)
+
+    return factory
+
+
+def write_csv_rows(path: Path, rows: Sequence[dict[str, object]]) -> Path:
+    header = ["env", "agent", "run_id", "time_limit_s", "working_s", "normalized"]
+    extra = sorted({k for r in rows for k in r} - set(header))
+    with path.open("w", newline="") as handle:
+        writer = csv.DictWriter(handle, fieldnames=header + extra)
+        writer.writeheader()
+        writer.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def make_csv(tmp_path: Path) -> Callable[[Sequence[dict[str, object]]], Path]:
+    def factory(rows: Sequence[dict[str, object]]) -> Path:
+        return write_csv_rows(tmp_path / "events.csv", rows)
+
+    return factory
