@@ -217,20 +217,11 @@ def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
     console.print(f"saved to {calibration_file()}")
 
 
+from rebench.analysis.cli import report  # noqa: E402
 from rebench.cli_runs import register_run_commands  # noqa: E402
 
 register_run_commands(main)
-
-
-def _register_optional() -> None:
-    try:
-        from rebench.analysis.cli import report
-    except ImportError:
-        return
-    main.add_command(report)
-
-
-_register_optional()
+main.add_command(report)
 
 if __name__ == "__main__":
     main()
