@@ -10,13 +10,14 @@ setup:
 	@bash scripts/setup.sh
 
 # The main job on the offline default (cpu profile): prepare, calibrate this machine's
-# anchors, run the starting and the reference agent, and print the runs.
+# anchors, run the starting and the reference agent, list the runs, write the report.
 demo: setup
 	$(BIN)/rebench prepare $(ENV) --profile $(PROFILE)
 	$(BIN)/rebench calibrate $(ENV) --profile $(PROFILE) --repeats 3
 	$(BIN)/rebench run $(ENV) --agent start --profile $(PROFILE) --budget 10m
 	$(BIN)/rebench run $(ENV) --agent reference --profile $(PROFILE) --budget 10m
 	$(BIN)/rebench runs
+	$(BIN)/rebench report --out runs/report
 
 # Default suite: everything but GPU tests (skipped without CUDA).
 test: setup
