@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -44,13 +45,20 @@ class LocalSandbox:
 
     def __init__(self, config: SandboxConfig) -> None:
         self.config = config
+        self._groups: set[int] = set()
+        self._lock = threading.Lock()
 
     def create(self) -> None:
         """Make the workdir."""
         self.config.workdir.mkdir(parents=True, exist_ok=True)
 
     def destroy(self) -> None:
-        """Nothing to tear down: each exec's process group is killed when it ends."""
+        """Kill the process groups of commands still running (a process that left its group
+        with setsid survives: local isolation cannot contain it)."""
+        with self._lock:
+            groups, self._groups = self._groups, set()
+        for pgid in groups:
+            kill_group(pgid)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
         """`argv` unchanged: no isolation."""
@@ -59,9 +67,19 @@ class LocalSandbox:
     def exec(self, cmd: str, timeout: float, env: Mapping[str, str] | None = None) -> ExecResult:
         """Run `cmd` with bash in the workdir; on timeout kill its process group (a process
         that left the group with setsid survives: local isolation cannot contain it)."""
-        return run_process_group(
-            ["bash", "-c", cmd], self.config.workdir, child_env(self.config, env), timeout
-        )
+        pgids: list[int] = []
+
+        def started(pid: int) -> None:
+            pgids.append(pid)
+            with self._lock:
+                self._groups.add(pid)
+
+        try:
+            return run_process_group(["bash", "-c", cmd], self.config.workdir,
+                                     child_env(self.config, env), timeout, started)
+        finally:
+            with self._lock:
+                self._groups.difference_update(pgids)
 
     def read_file(self, path: str) -> bytes:
         """Read a workdir file; paths escaping the workdir are refused."""

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
 import subprocess
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,13 +26,11 @@ _POLL_S = 0.05
 
 def kill_group(pid: int) -> None:
     """SIGKILL the process group led by `pid`; quiet if it is already gone."""
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
-class _Capture:
+class Capture:
     """The first MAX_OUTPUT_BYTES of one pipe and a count of what was dropped."""
 
     def __init__(self) -> None:
@@ -50,11 +49,14 @@ class _Capture:
         return text
 
 
-def _pump(
-    proc: subprocess.Popen[bytes], pipes: tuple[IO[bytes], IO[bytes]], timeout: float
-) -> tuple[_Capture, _Capture, bool]:
-    """Read both pipes until EOF (or the drain grace after exit); kill the group on timeout."""
-    captures = {pipe: _Capture() for pipe in pipes}
+def pump(
+    proc: subprocess.Popen[bytes], pipes: tuple[IO[bytes], IO[bytes]], timeout: float,
+    kill: Callable[[], None],
+) -> tuple[Capture, Capture, bool]:
+    """Read both pipes until EOF (or the drain grace after exit); call `kill` on timeout.
+
+    Returns the stdout and stderr captures and whether the timeout hit."""
+    captures = {pipe: Capture() for pipe in pipes}
     selector = selectors.DefaultSelector()
     for pipe in captures:
         selector.register(pipe, selectors.EVENT_READ)
@@ -68,7 +70,7 @@ def _pump(
             break
         if not timed_out and now >= deadline:
             timed_out = True
-            kill_group(proc.pid)
+            kill()
         wait = _POLL_S if timed_out or exited_at else min(_POLL_S * 4, deadline - now)
         for key, _ in selector.select(timeout=max(wait, 0.0)):
             chunk = os.read(key.fd, _READ_CHUNK)
@@ -83,15 +85,17 @@ def _pump(
             proc.wait(timeout=max(deadline - time.monotonic(), 0.0))
         except subprocess.TimeoutExpired:
             timed_out = True
-            kill_group(proc.pid)
+            kill()
     return captures[pipes[0]], captures[pipes[1]], timed_out
 
 
 def run_process_group(
-    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float
+    argv: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float,
+    started: Callable[[int], None] | None = None,
 ) -> ExecResult:
     """Run argv in its own session with stdin closed; on timeout SIGKILL its process group.
 
+    `started(pid)` is called once the process exists (to kill its group from elsewhere).
     Output beyond MAX_OUTPUT_BYTES per stream is dropped with a note at the end.
     """
     start = time.monotonic()
@@ -99,10 +103,13 @@ def run_process_group(
         list(argv), cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True,
     )
+    if started is not None:
+        started(proc.pid)
     if proc.stdout is None or proc.stderr is None:
         raise RuntimeError("Popen gave no pipes")  # cannot happen with PIPE; for the types
     try:
-        out, err, timed_out = _pump(proc, (proc.stdout, proc.stderr), timeout)
+        out, err, timed_out = pump(proc, (proc.stdout, proc.stderr), timeout,
+                                   lambda: kill_group(proc.pid))
     finally:
         if proc.poll() is None:
             kill_group(proc.pid)
