@@ -1,0 +1,167 @@
+"""Input and output buffers the scorer owns and shares with the child (trusted side).
+
+CPU: two sealed memfds mapped on both sides (the child can write bytes into them, nothing
+more; sealing stops it from shrinking them under the scorer's mapping). GPU: two CUDA
+tensors shared once through CUDA IPC handles. Inputs are drawn from a fresh os.urandom
+seed each call and can be redrawn from that seed after the child is dead, so the scorer
+never trusts what is left in the shared input buffer.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import mmap
+import os
+import statistics
+import time
+from typing import Protocol
+
+import torch
+
+from rebench.environments.triton_cumsum.protocol import Tag, send
+
+VALUE_LOW, VALUE_HIGH = -10, 10  # inputs are uniform int32 in [-10, 10), as in the paper
+
+
+def fresh_seed() -> int:
+    """A seed nobody can predict: the solution must compute, not recall."""
+    return int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
+
+
+def draw_input(dest: torch.Tensor, seed: int) -> None:
+    """Fill `dest` with the input of `seed` (same values for the same seed and device)."""
+    gen = torch.Generator(device=dest.device).manual_seed(seed)
+    dest.random_(VALUE_LOW, VALUE_HIGH, generator=gen)
+
+
+def make_input(n: int, seed: int, device: str) -> torch.Tensor:
+    x = torch.empty(n, dtype=torch.int32, device=device)
+    draw_input(x, seed)
+    return x
+
+
+def poison(dest: torch.Tensor, seed: int) -> None:
+    """Overwrite `dest` with random garbage so a stale or missing result cannot pass."""
+    gen = torch.Generator(device=dest.device).manual_seed(seed ^ 0x5EED)
+    dest.random_(generator=gen)
+
+
+class Transport(Protocol):
+    """What the call loop needs from a buffer pair, whichever the device."""
+
+    x: torch.Tensor
+    out: torch.Tensor
+    snapshot_in_clock: bool
+    copy_overhead_s: float  # subtracted from every timed call (the in-clock snapshot)
+
+    def child_args(self) -> list[str]: ...
+
+    def pass_fds(self) -> tuple[int, ...]: ...
+
+    def after_spawn(self, go_fd: int) -> None: ...
+
+    def settle(self) -> None: ...
+
+    def snapshot(self, index: int) -> torch.Tensor: ...
+
+    def close(self) -> None: ...
+
+
+def _sealed_memfd(name: str, nbytes: int) -> int:
+    fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
+    os.ftruncate(fd, nbytes)
+    fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
+                fcntl.F_SEAL_SHRINK | fcntl.F_SEAL_GROW | fcntl.F_SEAL_SEAL)
+    return fd
+
+
+class CpuTransport:
+    """memfd-backed int32 buffers; the output is copied out after the tree is frozen."""
+
+    snapshot_in_clock = False
+    copy_overhead_s = 0.0
+
+    def __init__(self, n: int) -> None:
+        self.n = n
+        self._fds = (_sealed_memfd("rebench-in", n * 4), _sealed_memfd("rebench-out", n * 4))
+        self._maps = [mmap.mmap(fd, n * 4, mmap.MAP_SHARED) for fd in self._fds]
+        self.x = torch.frombuffer(self._maps[0], dtype=torch.int32, count=n)
+        self.out = torch.frombuffer(self._maps[1], dtype=torch.int32, count=n)
+
+    def child_args(self) -> list[str]:
+        return ["--in-fd", str(self._fds[0]), "--out-fd", str(self._fds[1])]
+
+    def pass_fds(self) -> tuple[int, ...]:
+        return self._fds
+
+    def after_spawn(self, go_fd: int) -> None:
+        del go_fd
+
+    def settle(self) -> None:
+        """Nothing to wait for: writes to a shared mapping are visible at once."""
+
+    def snapshot(self, index: int) -> torch.Tensor:
+        del index
+        return self.out.clone()
+
+    def close(self) -> None:
+        del self.x, self.out
+        for mapped in self._maps:
+            # BufferError: a view still exists somewhere; closing the fd below suffices
+            with contextlib.suppress(BufferError):
+                mapped.close()
+        for fd in self._fds:
+            os.close(fd)
+
+
+class CudaTransport:
+    """CUDA buffers shared once by IPC; after `done` the scorer copies the output into a
+    private buffer on its own stream, inside the clock, and subtracts that copy's time as
+    measured by the scorer alone (`copy_overhead_s`)."""
+
+    snapshot_in_clock = True
+
+    def __init__(self, n: int, snapshots: int) -> None:
+        self.n = n
+        self.x = torch.empty(n, dtype=torch.int32, device="cuda")
+        self.out = torch.empty(n, dtype=torch.int32, device="cuda")
+        self.private = [torch.empty_like(self.out) for _ in range(snapshots)]
+        self.stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
+        self.copy_overhead_s = self._measure_copy()
+
+    def _measure_copy(self, repeats: int = 25) -> float:
+        samples = []
+        for i in range(repeats + 3):
+            torch.cuda.synchronize()
+            start = time.perf_counter()
+            self.snapshot(0)
+            if i >= 3:  # the first copies pay for stream and allocator warm-up
+                samples.append(time.perf_counter() - start)
+        return statistics.median(samples)
+
+    def child_args(self) -> list[str]:
+        return []
+
+    def pass_fds(self) -> tuple[int, ...]:
+        return ()
+
+    def after_spawn(self, go_fd: int) -> None:
+        from multiprocessing.reduction import ForkingPickler
+
+        import torch.multiprocessing  # noqa: F401  (registers CUDA IPC reductions)
+
+        send(go_fd, Tag.HANDLES, bytes(ForkingPickler.dumps((self.x, self.out))))
+
+    def settle(self) -> None:
+        torch.cuda.synchronize()
+
+    def snapshot(self, index: int) -> torch.Tensor:
+        dest = self.private[index % len(self.private)]
+        with torch.cuda.stream(self.stream):
+            dest.copy_(self.out)
+        self.stream.synchronize()
+        return dest
+
+    def close(self) -> None:
+        torch.cuda.synchronize()

@@ -1,0 +1,80 @@
+"""Every file in cheats/ is submitted as solution.py and scored officially (cpu profile):
+each must be invalid with a clear message, or score no better than the start."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from triton_cumsum_helpers import CHEATS, CpuEnv, Scorer
+
+from rebench.core.normalize import Anchors, normalize
+
+# What the agent must be told, per cheat that is refused outright (NaN).
+EXPECTED_MESSAGE = {
+    "stack_walk.py": "wrong result",
+    "lying_tensor.py": "plain torch.Tensor",
+    "cached_outputs.py": "wrong result",
+    "early_done_thread.py": "wrong result",
+    "fork_escape.py": "wrong result",
+    "crash.py": "died",
+    "hang.py": "did not finish within",
+    "wrong_dtype.py": "int32",
+    "wrong_device.py": "on cpu",
+    "early_message.py": "unexpected message",
+    "import_error.py": "could not load solution.py",
+    "kill_scorer.py": "",  # the scorer may be killed (local) or not (sandboxed): NaN either way
+}
+# Cheats that compute the right answer honestly and only lie about time: no better than
+# the start. The margin covers timing noise on a shared 2-core machine.
+NO_BETTER_THAN_START = {"patched_timers.py"}
+START_MARGIN = 0.25
+
+
+def test_every_cheat_is_covered() -> None:
+    files = {p.name for p in CHEATS.glob("*.py")}
+    assert files == set(EXPECTED_MESSAGE) | NO_BETTER_THAN_START
+
+
+# A hang costs one call's full limit (20 s): slow, but still run by default.
+CHEAT_PARAMS = [pytest.param(n, marks=pytest.mark.slow) if n == "hang.py" else n
+                for n in sorted(EXPECTED_MESSAGE)]
+
+
+@pytest.mark.parametrize("name", CHEAT_PARAMS)
+def test_cheat_is_invalid(name: str, score_solution: Scorer, cpu_env: CpuEnv,
+                          tmp_path_factory: pytest.TempPathFactory) -> None:
+    result = score_solution(CHEATS / name)
+    assert not result.valid, f"{name} scored {result.raw}: {result.message}"
+    assert EXPECTED_MESSAGE[name] in result.message["error"], result.message
+    if name == "hang.py":  # a hang costs at most one call's limit (plus start-up and slack)
+        limit = float(cpu_env.profile.params["call_timeout_s"])
+        assert result.details["scoring_wall_s"] < limit + 40
+    # Nothing of any submission outlives its scoring (fork_escape.py leaves a detached
+    # grandchild; kill_scorer.py may kill the scorer itself, leaving the child behind).
+    if name != "kill_scorer.py":
+        assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
+
+
+@pytest.mark.parametrize("name", sorted(NO_BETTER_THAN_START))
+def test_cheat_is_no_better_than_start(name: str, score_solution: Scorer,
+                                       local_anchors: Anchors, cpu_env: CpuEnv) -> None:
+    result = score_solution(CHEATS / name)
+    if result.valid:
+        assert normalize(result.raw, local_anchors, cpu_env.spec.direction) <= START_MARGIN
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Pids of other processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found

@@ -1,0 +1,22 @@
+"""Types shared by the triton_cumsum tests and their fixtures (conftest.py)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rebench.core.score import ScoreResult
+from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.sandbox import Isolation
+
+CHEATS = Path(__file__).parent / "cheats"
+
+Scorer = Callable[[str | Path], ScoreResult]
+
+
+@dataclass(frozen=True)
+class CpuEnv:
+    spec: EnvironmentSpec
+    profile: Profile
+    isolation: Isolation
