@@ -86,7 +86,7 @@ def list_cmd() -> None:
 
     table = Table(title="rebench environments")
     for col in ("id", "version", "title", "direction", "profiles"):
-        table.add_column(col)
+        table.add_column(col, no_wrap=col == "id")
     for spec in all_specs():
         table.add_row(spec.id, spec.version, spec.title, spec.direction.value,
                       ", ".join(sorted(spec.profiles)))
