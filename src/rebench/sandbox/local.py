@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -23,6 +24,9 @@ _SAFE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_VISIBLE_DEVICES", "OMP_NUM_
 def child_env(config: SandboxConfig, extra: Mapping[str, str] | None) -> dict[str, str]:
     """A small environment for sandboxed processes: PATH, HOME, locale, and what is asked."""
     env = {k: os.environ[k] for k in _SAFE_ENV if k in os.environ}
+    # The harness's own interpreter comes first on PATH, so `python` in recipes and agents'
+    # commands is the one rebench runs with (its packages), activated or not.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["HOME"] = str(config.workdir)
     env.update(config.env)
     if extra:
