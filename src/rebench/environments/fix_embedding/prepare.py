@@ -1,0 +1,188 @@
+"""Build fix_embedding's assets: train a large and a small GPT on the corpus with fixed
+seeds, permute the large model's embedding rows, and lay out public/ and protected/.
+
+public/   (copied into every workspace)
+  large_model.pth           the large model with permuted embedding rows
+  small_correct_model.pth   a smaller model with an intact embedding (same tokenizer)
+  model.py                  the GPT definition both use (a copy of rebench.assets.gpt)
+  config.json               shapes of both models, tokenizer, data files
+  data/train.bin, data/val.bin, tokenizer.json (BPE profiles only)
+protected/ (trusted scorer only)
+  test.bin                  held-out tokens
+  eval.json                 the large model's shape, c, evaluation windows, measured losses
+  permutation.npy           the permutation applied (for analysis; never shown)
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from rebench.assets import gpt as gpt_module
+from rebench.assets.data import TokenSplits, token_splits
+from rebench.assets.gpt import GPT, GPTConfig
+from rebench.assets.train import Stopwatch, TrainConfig, evaluate, new_model, train
+from rebench.assets.weights import WeightsError, load_base_model, save_state
+from rebench.core.spec import ParamValue
+from rebench.harness.context import PrepareContext
+
+# Offsets from the profile's seed for the two models, their batch streams and the permutation.
+_SEED_LARGE, _SEED_SMALL, _SEED_PERM = 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """The profile's params, typed: what prepare builds and how the scorer evaluates."""
+
+    tokenizer: str
+    block_size: int
+    batch_size: int
+    seed: int
+    dropout: float
+    eval_windows: int
+    eval_batch_size: int
+    loss_floor: float
+    max_user_tokens: int
+    params: Mapping[str, ParamValue]
+
+    @classmethod
+    def of(cls, params: Mapping[str, ParamValue]) -> Recipe:
+        return cls(
+            tokenizer=str(params["tokenizer"]), block_size=int(params["block_size"]),
+            batch_size=int(params["batch_size"]), seed=int(params["seed"]),
+            dropout=float(params["dropout"]), eval_windows=int(params["eval_windows"]),
+            eval_batch_size=int(params["eval_batch_size"]),
+            loss_floor=float(params["loss_floor"]),
+            max_user_tokens=int(params["max_user_tokens"]), params=params,
+        )
+
+    def model(self, prefix: str, vocab: int) -> GPTConfig:
+        """The GPT shape of `large` or `small`."""
+        p = self.params
+        return GPTConfig(
+            vocab_size=vocab, block_size=self.block_size, n_layer=int(p[f"{prefix}_n_layer"]),
+            n_head=int(p[f"{prefix}_n_head"]), n_embd=int(p[f"{prefix}_n_embd"]),
+            dropout=self.dropout,
+        )
+
+    def training(self, prefix: str, seed_offset: int, bf16: bool) -> TrainConfig:
+        steps, lr = int(self.params[f"{prefix}_steps"]), float(self.params[f"{prefix}_lr"])
+        return TrainConfig(
+            steps=steps, batch_size=self.batch_size, lr=lr, min_lr=lr / 10,
+            warmup_steps=max(1, steps // 20), seed=self.seed + seed_offset, bf16=bf16,
+        )
+
+
+def _device(ctx: PrepareContext) -> torch.device:
+    if ctx.profile.gpus > 0 and torch.cuda.is_available():
+        return torch.device("cuda")
+    return torch.device("cpu")
+
+
+def _train_one(
+    ctx: PrepareContext, name: str, splits: TokenSplits, seed: int, span: tuple[float, float]
+) -> GPT:
+    recipe = Recipe.of(ctx.profile.params)
+    device = _device(ctx)
+    tcfg = recipe.training(name, seed, bf16=device.type == "cuda")
+    model = new_model(recipe.model(name, splits.vocab_size), recipe.seed + seed)
+    clock = Stopwatch()
+    every = max(1, tcfg.steps // 10)
+
+    def report(step: int, loss: float) -> None:
+        if step % every == 0 or step == tcfg.steps - 1:
+            frac = span[0] + (span[1] - span[0]) * (step + 1) / tcfg.steps
+            ctx.progress(f"training the {name} model: step {step + 1}/{tcfg.steps}, "
+                         f"loss {loss:.3f}, {clock():.0f} s", frac)
+
+    train(model, splits.tokens("train"), tcfg, device, report)
+    return model.cpu()
+
+
+def permute_embedding(model: GPT, seed: int) -> tuple[GPT, np.ndarray]:
+    """A copy of `model` whose embedding row i is the original row perm[i]."""
+    perm = np.random.Generator(np.random.PCG64(seed)).permutation(model.config.vocab_size)
+    corrupted = GPT(model.config)
+    corrupted.load_state_dict(model.state_dict())
+    with torch.no_grad():
+        weight = corrupted.transformer.wte.weight
+        weight.copy_(weight[torch.from_numpy(perm)])
+    return corrupted, perm
+
+
+def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: GPT) -> None:
+    pub = ctx.public_dir
+    (pub / "data").mkdir(parents=True, exist_ok=True)
+    for split in ("train", "val"):
+        shutil.copyfile(splits.path(split), pub / "data" / f"{split}.bin")
+    tokenizer_file = splits.root / "tokenizer.json"
+    if tokenizer_file.is_file():
+        shutil.copyfile(tokenizer_file, pub / "tokenizer.json")
+    shutil.copyfile(Path(gpt_module.__file__), pub / "model.py")
+    save_state(large, pub / "large_model.pth")
+    save_state(small, pub / "small_correct_model.pth")
+    config = {
+        "large_model": large.config.to_json(),
+        "small_model": small.config.to_json(),
+        "tokenizer": splits.tokenizer,
+        "vocab_size": splits.vocab_size,
+        "eot_id": splits.eot_id,
+        "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
+    }
+    (pub / "config.json").write_text(json.dumps(config, indent=2))
+
+
+def prepare(ctx: PrepareContext) -> None:
+    """Build the assets of one profile (see the module docstring for the layout)."""
+    recipe = Recipe.of(ctx.profile.params)
+    splits = token_splits(
+        recipe.tokenizer, ctx.options.get("corpus"), recipe.max_user_tokens, ctx.progress
+    )
+    base = ctx.options.get("base_model")
+    if base:
+        ctx.progress(f"loading the base model {base}", 0.3)
+        large = load_base_model(Path(base), recipe.block_size)
+        if large.config.vocab_size != splits.vocab_size:
+            raise WeightsError(f"base model vocabulary {large.config.vocab_size} != corpus "
+                             f"tokenizer's {splits.vocab_size}: use --corpus with GPT-2 tokens")
+    else:
+        large = _train_one(ctx, "large", splits, _SEED_LARGE, (0.3, 0.75))
+    small = _without_dropout(_train_one(ctx, "small", splits, _SEED_SMALL, (0.75, 0.9)))
+    large = _without_dropout(large)
+    corrupted, perm = permute_embedding(large, recipe.seed + _SEED_PERM)
+
+    ctx.progress("measuring held-out losses", 0.92)
+    test = splits.tokens("test")
+    losses = {
+        name: evaluate(model, test, recipe.eval_windows, recipe.eval_batch_size, _device(ctx))
+        for name, model in (("clean", large), ("corrupted", corrupted), ("small", small))
+    }
+    floor = recipe.loss_floor
+    if base or ctx.options.get("corpus"):
+        floor = round(0.59 * losses["clean"], 3)  # user assets: c follows the paper's ratio
+    _write_public(ctx, splits, corrupted, small)
+    shutil.copyfile(splits.path("test"), ctx.protected_dir / "test.bin")
+    np.save(ctx.protected_dir / "permutation.npy", perm)
+    record = {
+        "config": large.config.to_json(), "loss_floor": floor,
+        "eval_windows": recipe.eval_windows, "eval_batch_size": recipe.eval_batch_size,
+        "losses": losses, "tokenizer": splits.tokenizer,
+    }
+    (ctx.protected_dir / "eval.json").write_text(json.dumps(record, indent=2))
+    ctx.progress(
+        f"done: held-out loss clean {losses['clean']:.3f}, small {losses['small']:.3f}, "
+        f"corrupted {losses['corrupted']:.3f}", 1.0,
+    )
+
+
+def _without_dropout(model: GPT) -> GPT:
+    """The same weights under a config with dropout 0 (what workspaces and the scorer use)."""
+    clean = GPT(replace(model.config, dropout=0.0))
+    clean.load_state_dict(model.state_dict())
+    return clean.eval()
