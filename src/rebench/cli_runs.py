@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import math
+from pathlib import Path
 
 import click
 from rich.table import Table
@@ -14,7 +16,7 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def register_run_commands(group: click.Group) -> None:
-    for command in (run, runs, show):
+    for command in (run, runs, show, resume, verify, batch, setup_sandbox):
         group.add_command(command)
 
 
@@ -46,11 +48,112 @@ def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
     iso = resolve_isolation(isolation)
     the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed)
     console.print(f"run {the_run.record.run_id} in {the_run.run_dir}")
-    with console.status(f"{agent} working on {env_id} ({profile})"):
+    # The human agent owns the terminal: no spinner over its shell.
+    status = (contextlib.nullcontext() if the_agent.name == "human"
+              else console.status(f"{agent} working on {env_id} ({profile})"))
+    with status:
         score = execute_run(the_run, the_agent)
     _print_log(the_run.run_dir)
     out.print(f"[bold]{env_id}[/] {agent}: normalized score {score:.3f} "
               f"(run {the_run.record.run_id})")
+
+
+@click.command()
+@click.argument("run_ref")
+def resume(run_ref: str) -> None:
+    """Continue an unfinished run (its harness died) with its remaining budget; also starts
+    a created run that never ran (what `batch` does for each attempt)."""
+    from rebench.agents.base import make_agent
+    from rebench.cli import console, out
+    from rebench.harness.driver import execute_run
+    from rebench.harness.resume import reopen_for_resume
+
+    the_run = reopen_for_resume(run_ref)
+    record = the_run.record
+    the_agent = make_agent(record.agent)
+    console.print(f"resuming {record.run_id}: {the_run.time_left_s():.0f} s of "
+                  f"{record.budget_s:.0f} s left, {len(the_run.entries())} score(s) logged")
+    status = (contextlib.nullcontext() if the_agent.name == "human"
+              else console.status(f"{record.agent} working on {record.env_id} "
+                                  f"({record.profile})"))
+    with status:
+        score = execute_run(the_run, the_agent)
+    _print_log(the_run.run_dir)
+    out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
+              f"(run {record.run_id})")
+
+
+@click.command()
+@click.argument("run_ref")
+def verify(run_ref: str) -> None:
+    """Check a run: the score log's hash chain, snapshots, clocks, events, final score."""
+    from rebench.cli import out
+    from rebench.core.errors import RunError
+    from rebench.harness.resume import verify_run
+
+    report = verify_run(run_ref)
+    if not report.ok:
+        raise RunError(f"run {report.run_id} does not verify:\n  " + "\n  ".join(report.problems))
+    out.print(f"run {report.run_id}: OK ({report.entries} scores, {report.events} events, "
+              "hash chain intact)")
+
+
+@click.command()
+@click.argument("spec_file", type=click.Path(path_type=Path))
+@click.option("--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
+              show_default=True)
+def batch(spec_file: Path, isolation: str) -> None:
+    """Run the attempts of a batch file (environments x agents x seeds x budgets), a few at
+    a time, each GPU held by one attempt at a time; every run lands in the index."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+    from rebench.cli import console, out, resolve_isolation
+    from rebench.core.errors import RunError
+    from rebench.core.paths import runs_root
+    from rebench.harness.batch import BatchOutcome, load_batch_spec, run_batch
+
+    spec = load_batch_spec(spec_file)
+    iso = resolve_isolation(isolation)
+    console.print(f"{len(spec.jobs)} attempts, {spec.concurrency} at a time"
+                  + (f", GPUs {list(spec.gpu_ids)}" if spec.gpu_ids else ""))
+    with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                  console=console) as progress:
+        task = progress.add_task("batch", total=len(spec.jobs))
+
+        def update(outcome: BatchOutcome) -> None:
+            if outcome.state in ("finished", "failed"):
+                progress.advance(task)
+            progress.console.print(f"{outcome.state:>8} {outcome.job.label()} "
+                                   f"{outcome.run_id} {_fmt(outcome.final_normalized)}")
+
+        outcomes = run_batch(spec, iso, runs_root(), update)
+    table = Table(title="batch")
+    for col in ("run id", "attempt", "gpus", "state", "score"):
+        table.add_column(col)
+    for o in outcomes:
+        table.add_row(o.run_id, o.job.label(), ",".join(map(str, o.gpus)) or "-", o.state,
+                      _fmt(o.final_normalized))
+    out.print(table)
+    failed = [o for o in outcomes if o.state != "finished"]
+    if failed:
+        raise RunError(f"{len(failed)} of {len(outcomes)} attempts failed; see harness.log "
+                       "in their run directories")
+
+
+@click.command("setup-sandbox")
+@click.option("--no-install", is_flag=True, help="only check; never run apt-get")
+def setup_sandbox(no_install: bool) -> None:
+    """Make sure bubblewrap works here: install it (Debian/Ubuntu, as root) when missing, or
+    say exactly what to do."""
+    from rebench.cli import out
+    from rebench.core.errors import RebenchError
+    from rebench.sandbox.setup import ensure_bwrap
+
+    result = ensure_bwrap(install=not no_install)
+    if not result.ok:
+        raise RebenchError(result.message + "; until then only --isolation local (no "
+                           "sandbox) can run agents")
+    out.print(result.message)
 
 
 @click.command()

@@ -10,20 +10,22 @@ from __future__ import annotations
 
 import math
 import secrets
-import time
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
 from rebench.core.calibration import resolve_anchors
 from rebench.core.discovery import load_spec
-from rebench.core.errors import RunError
+from rebench.core.errors import RunError, ScoreLogError
 from rebench.core.hardware import fingerprint
 from rebench.core.normalize import Anchors, aggregate, normalize
 from rebench.core.paths import runs_root
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile
 from rebench.harness import index
+from rebench.harness.clock import WorkingClock
 from rebench.harness.records import RunRecord, ScoreEntry
 from rebench.harness.score_log import append_entry, last_hash, read_log
 from rebench.harness.scoring import official_score, snapshot_solution
@@ -49,9 +51,22 @@ class Run:
     record: RunRecord
     spec: EnvironmentSpec
     profile: Profile
-    started_monotonic: float = field(default_factory=time.monotonic)
     # Working seconds already used before this process took over (resume).
     working_offset_s: float = 0.0
+    # The working clock (harness/clock.py): frozen until a Session opens, so setup and the
+    # t=0 score are not the agent's time; resume replaces it with one continued from disk.
+    clock: WorkingClock = field(init=False, repr=False)
+    # One official score at a time: indices and the hash chain stay consistent when the
+    # background t=0 score, the agent's score and the final score overlap.
+    _score_lock: threading.Lock = field(default_factory=threading.Lock, init=False,
+                                        repr=False)
+    # Held while the run is being finished, so it is finished once (an Inspect agent's
+    # scorer finishes its own run before the driver would).
+    finish_lock: threading.Lock = field(default_factory=threading.Lock, init=False,
+                                        repr=False)
+
+    def __post_init__(self) -> None:
+        self.clock = WorkingClock(self.record.budget_s, self.working_offset_s, started=False)
 
     @property
     def workspace(self) -> Path:
@@ -74,10 +89,10 @@ class Run:
         return Anchors.from_json(self.record.anchors)
 
     def working_s(self) -> float:
-        return self.working_offset_s + (time.monotonic() - self.started_monotonic)
+        return self.clock.working_s()
 
     def time_left_s(self) -> float:
-        return max(0.0, self.record.budget_s - self.working_s())
+        return self.clock.time_left_s()
 
     def save(self) -> None:
         """Write run.json atomically and update the index."""
@@ -92,14 +107,33 @@ class Run:
     def entries(self) -> list[ScoreEntry]:
         return read_log(self.score_log_path)
 
-    def score(self, kind: str) -> ScoreEntry:
-        """One official score of the workspace, logged (fsynced) before it is returned."""
+    def score(self, kind: str, on_snapshot: Callable[[], None] | None = None) -> ScoreEntry:
+        """One official score of the workspace, logged (fsynced) before it is returned.
+
+        `on_snapshot` is called once, as soon as the solution is copied (the driver starts
+        the agent then, while the t=0 score runs)."""
+        called = False
+
+        def notify() -> None:
+            nonlocal called
+            if on_snapshot is not None and not called:
+                called = True
+                on_snapshot()
+
+        with self._score_lock:
+            try:
+                return self._score_locked(kind, notify)
+            finally:
+                notify()  # also when snapshotting failed: nobody may wait forever
+
+    def _score_locked(self, kind: str, notify: Callable[[], None]) -> ScoreEntry:
         entries = self.entries()
         n = len(entries)
         snapshot_rel = f"protected/snapshots/{n:04d}"
         working = self.working_s()
         try:
             snapshot_solution(self.spec, self.workspace, self.run_dir / snapshot_rel)
+            notify()
             result = official_score(
                 self.spec, self.profile, self.run_dir / snapshot_rel, self.isolation
             )
@@ -109,7 +143,7 @@ class Run:
         entry = ScoreEntry(
             index=n,
             wall_time=now_iso(),
-            wall_s=round(time.monotonic() - self.started_monotonic, 3),
+            wall_s=round(self.clock.wall_s(), 3),
             working_s=round(working, 3),
             raw=result.raw,
             normalized=norm,
@@ -120,7 +154,11 @@ class Run:
             snapshot=snapshot_rel,
             prev_hash=last_hash(self.score_log_path),
         )
-        append_entry(self.score_log_path, entry)
+        try:
+            append_entry(self.score_log_path, entry)
+        except OSError as exc:  # disk full: a clear error; earlier lines are intact
+            raise ScoreLogError(f"cannot write the score log {self.score_log_path}: {exc}; "
+                                "the run can be resumed once there is space") from exc
         return entry
 
     def aggregate_normalized(self) -> float:

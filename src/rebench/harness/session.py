@@ -1,23 +1,46 @@
-"""What an agent gets: exec, files, official scoring and the clock of one run."""
+"""What an agent gets: exec, files, official scoring and the clock of one run.
+
+Every action is logged to the run's events.jsonl with wall and working seconds. Once the
+run's time is up (or the harness stops the agent) every action raises OutOfTimeError, and
+`expire` kills every process the agent started.
+"""
 
 from __future__ import annotations
 
+import base64
+import contextlib
 import os
+import subprocess
+import threading
 from typing import Any
 
+from rebench.core.errors import RebenchError
 from rebench.core.instructions import render_instructions
+from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
+from rebench.sandbox.process import kill_group
+
+
+class OutOfTimeError(RebenchError):
+    """The run's working time is used up: the session takes no more actions."""
 
 
 class Session:
-    """The agent's handle on a run. Everything it does goes through the run's sandbox."""
+    """The agent's handle on a run. Everything it does goes through the run's sandbox.
 
-    def __init__(self, run: Run) -> None:
+    Opening a session starts the run's working clock."""
+
+    def __init__(self, run: Run, events: EventLog | None = None) -> None:
         self.run = run
+        self.events = events or EventLog(run.run_dir / "events.jsonl", run.clock)
         self.sandbox: Sandbox = make_sandbox(run.isolation, workspace_config(run))
         self.sandbox.create()
+        self._expired = threading.Event()
+        self._tracked: list[subprocess.Popen[bytes]] = []
+        self._tracked_lock = threading.Lock()
+        run.clock.start()
 
     @property
     def instructions(self) -> str:
@@ -25,24 +48,84 @@ class Session:
             self.run.spec, self.run.profile, {"budget_h": round(self.run.record.budget_s / 3600, 2)}
         )
 
+    def _check_time(self, action: str) -> None:
+        if self._expired.is_set() or self.run.time_left_s() <= 0:
+            raise OutOfTimeError(f"the run's working time is used up ({action} refused)")
+
     def exec(self, cmd: str, timeout: float = 600.0) -> ExecResult:
         """Run a shell command in the workspace; never longer than the time left."""
-        return self.sandbox.exec(cmd, timeout=max(0.1, min(timeout, self.time_left())))
+        self._check_time("exec")
+        limit = max(0.1, min(timeout, self.time_left()))
+        result = self.sandbox.exec(cmd, timeout=limit)
+        self.events.emit("exec", cmd=cmd, timeout=round(limit, 3), returncode=result.returncode,
+                         timed_out=result.timed_out, duration_s=round(result.duration_s, 3),
+                         stdout=result.stdout, stderr=result.stderr)
+        return result
 
     def read_file(self, path: str) -> bytes:
-        return self.sandbox.read_file(path)
+        self._check_time("read_file")
+        try:
+            data = self.sandbox.read_file(path)
+        except OSError as exc:
+            self.events.emit("read_file", path=path, error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.events.emit("read_file", path=path, bytes=len(data))
+        return data
 
     def write_file(self, path: str, data: bytes | str) -> None:
-        self.sandbox.write_file(path, data.encode() if isinstance(data, str) else data)
+        self._check_time("write_file")
+        raw = data.encode() if isinstance(data, str) else data
+        fields: dict[str, Any] = {"path": path, "bytes": len(raw)}
+        if len(raw) <= MAX_CONTENT_BYTES:  # small files are kept so a replay can redo them
+            fields["content_b64"] = base64.b64encode(raw).decode()
+        try:
+            self.sandbox.write_file(path, raw)
+        except OSError as exc:
+            self.events.emit("write_file", **fields, error=f"{type(exc).__name__}: {exc}")
+            raise
+        self.events.emit("write_file", **fields)
 
     def score(self) -> dict[str, Any]:
         """An official score; returns only what the agent may see."""
-        return agent_view(self.run.score("agent"), self.run.spec.score_visible_to_agent)
+        self._check_time("score")
+        entry = self.run.score("agent")
+        self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
+                         normalized=entry.normalized, message=entry.message, fsync=True)
+        return agent_view(entry, self.run.spec.score_visible_to_agent)
 
     def time_left(self) -> float:
         return self.run.time_left_s()
 
+    def working_s(self) -> float:
+        """Working seconds used so far."""
+        return self.run.working_s()
+
+    def track(self, proc: subprocess.Popen[bytes]) -> None:
+        """Kill this process's group when the session expires or closes (for agents that
+        start their own sandboxed processes, such as the human agent's shell)."""
+        with self._tracked_lock:
+            self._tracked.append(proc)
+
+    def kill_tracked(self) -> None:
+        with self._tracked_lock:
+            tracked, self._tracked = self._tracked, []
+        for proc in tracked:
+            kill_group(proc.pid)
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+
+    @property
+    def expired(self) -> bool:
+        return self._expired.is_set()
+
+    def expire(self) -> None:
+        """The hard stop: refuse further actions and kill every process of the agent."""
+        self._expired.set()
+        self.kill_tracked()
+        self.sandbox.destroy()
+
     def close(self) -> None:
+        self.kill_tracked()
         self.sandbox.destroy()
 
 
