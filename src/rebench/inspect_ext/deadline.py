@@ -1,0 +1,62 @@
+"""The run's deadline inside Inspect: end the sample when rebench's working clock runs out.
+
+Inspect's own `working_limit` (set to the budget) measures time its own way; rebench's clock
+is the one the run is charged, so a watcher started in the task's setup ends the sample at
+rebench's deadline (Inspect then scores it, which forces the run's final score). It uses
+Inspect's active-sample record, the same mechanism as Inspect's working-limit monitor.
+"""
+
+from __future__ import annotations
+
+import anyio
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+from inspect_ai.util import LimitExceededError, sandbox
+
+from rebench.harness.session import Session
+
+POLL_S = 0.5
+
+
+def end_sample_at_deadline(session: Session) -> None:
+    """End the running Inspect sample with a working-limit event (no-op outside a sample
+    or when it is already ending)."""
+    from inspect_ai.log._samples import sample_active
+
+    active = sample_active()
+    if active is None or active.tg is None or active.terminal:
+        return
+    budget = session.run.record.budget_s
+    active.limit_exceeded(LimitExceededError(
+        "working", value=round(session.working_s(), 1), limit=budget,
+        message=f"The run's working time budget of {budget:.0f} s is used up.",
+    ))
+
+
+@solver
+def deadline_watch(poll_s: float = POLL_S) -> Solver:
+    """Setup step: watch the run's clock in the background for the rest of the sample."""
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        from inspect_ai.log._samples import sample_active
+
+        from rebench.inspect_ext.sandbox import RebenchSandboxEnvironment
+
+        active = sample_active()
+        env = sandbox().as_type(RebenchSandboxEnvironment)
+        if active is None or active.tg is None:
+            return state
+
+        async def watch() -> None:
+            session = env.session
+            while not active.completed and not active.terminal:
+                if session.expired or session.time_left() <= 0:
+                    if env.owned:
+                        session.expire()  # the hard stop: kill whatever the agent started
+                    end_sample_at_deadline(session)
+                    return
+                await anyio.sleep(poll_s)
+
+        active.tg.start_soon(watch)
+        return state
+
+    return solve

@@ -1,0 +1,157 @@
+"""Starting and finishing the rebench run behind one Inspect sample.
+
+The same phases as `harness.driver.execute_run` (running status, score at t=0, the agent's
+session, forced final score), split so that Inspect's sandbox lifecycle can call them.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from rebench.core.errors import RebenchError
+from rebench.harness.driver import events_for, finish_run
+from rebench.harness.records import RunStatus
+from rebench.harness.run import Run, create_run
+from rebench.harness.session import Session
+from rebench.sandbox import Isolation
+
+logger = logging.getLogger(__name__)
+
+ISOLATION_CHOICES = ("auto", "bwrap", "local")
+
+
+class RunConfig(BaseModel, frozen=True):
+    """The `rebench` sandbox's config: a new run (env_id, profile, ...) or an attached one.
+
+    `budget_s` None means the profile's default budget; `attach` is the id of a run whose
+    session a rebench driver registered with `sandbox.attach_session`.
+    """
+
+    env_id: str = ""
+    profile: str = "cpu"
+    budget_s: float | None = None
+    isolation: str = "auto"
+    seed: int = 0
+    attach: str | None = None
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """What the Inspect score reports of a finished run."""
+
+    run_id: str
+    run_dir: str
+    normalized: float
+    raw_scores: list[float | None]
+    score_log: list[dict[str, Any]]
+    anchors: dict[str, Any]
+
+    def metadata(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "run_dir": self.run_dir,
+            "raw_scores": self.raw_scores,
+            "score_log": self.score_log,
+            "anchors": self.anchors,
+        }
+
+
+def resolve_isolation(choice: str) -> Isolation:
+    """`auto`/`bwrap`: bubblewrap, refusing to fall back silently; `local`: no sandbox."""
+    if choice not in ISOLATION_CHOICES:
+        raise RebenchError(f"isolation must be one of {', '.join(ISOLATION_CHOICES)}")
+    if choice == "local":
+        logger.warning("isolation=local runs the model's commands without a sandbox")
+        return Isolation.LOCAL
+    from rebench.sandbox.bwrap import bwrap_available
+
+    if not bwrap_available():
+        raise RebenchError(
+            "bubblewrap (bwrap) is not available, so the model's commands cannot be "
+            "sandboxed: install it, or pass -T isolation=local to run without isolation"
+        )
+    return Isolation.BWRAP
+
+
+def inspect_context() -> dict[str, Any]:
+    """Where this sample lives in Inspect (eval id, log file, model), for the run record.
+
+    Uses Inspect's active-sample record (not public API): best effort, empty when absent.
+    """
+    try:
+        from inspect_ai.log._samples import sample_active
+    except ImportError:
+        return {}
+    active = sample_active()
+    if active is None:
+        return {}
+    fields = ("task", "model", "eval_id", "run_id", "sample_uuid", "epoch", "log_location")
+    context = {name: getattr(active, name, None) for name in fields}
+    location = context.get("log_location")
+    if isinstance(location, str) and "://" not in location:
+        context["log_location"] = str(Path(location).resolve())
+    return context
+
+
+def start_session(config: RunConfig) -> Session:
+    """Create the run for one sample, score the starting solution, open its session.
+
+    The t=0 score runs before the session opens, while the run's working clock is still
+    frozen, so it is not charged to the agent; opening the session starts the clock.
+    """
+    context = inspect_context()
+    model = context.get("model")
+    agent = f"inspect:{model}" if model else "inspect"
+    run = create_run(
+        config.env_id, config.profile, agent, config.budget_s,
+        resolve_isolation(config.isolation), seed=config.seed,
+    )
+    run.record.extra["inspect"] = context
+    events = events_for(run)
+    events.emit("run_start", agent=agent, budget_s=run.record.budget_s,
+                time_left_s=round(run.time_left_s(), 3), fsync=True)
+    run.record.status = RunStatus.RUNNING
+    run.save()
+    if not run.entries():
+        run.score("initial")
+    session = Session(run, events)
+    events.emit("agent_start", agent=agent, time_left_s=round(run.time_left_s(), 3))
+    return session
+
+
+def summarize(run: Run) -> RunSummary:
+    """The run's aggregated normalized score (its final one once finished) and score log."""
+    entries = run.entries()
+    normalized = run.record.final_normalized
+    if normalized is None:
+        normalized = run.aggregate_normalized()
+    return RunSummary(
+        run_id=run.record.run_id,
+        run_dir=str(run.run_dir),
+        normalized=normalized if math.isfinite(normalized) else 0.0,
+        raw_scores=[e.raw if e.valid else None for e in entries],
+        score_log=[e.to_json() for e in entries],
+        anchors=dict(run.record.anchors),
+    )
+
+
+def finish_session(session: Session, owned: bool) -> RunSummary:
+    """The forced final score and the run's summary.
+
+    An owned session (the run started by `start_session`) is finished here. An attached one
+    belongs to a rebench driver: it is finished here when the agent ends in time (the
+    driver's own `finish_run` then finds it finished), but not after the driver's hard stop,
+    when the driver forces the final score itself.
+    """
+    run = session.run
+    if run.record.status is not RunStatus.FINISHED and (owned or not session.expired):
+        if owned:
+            session.events.emit("agent_end", error="")
+        finish_run(run, session.events)
+    return summarize(run)
