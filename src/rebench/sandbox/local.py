@@ -16,7 +16,8 @@ MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers of the old name
 # Host variables a sandboxed process may inherit; everything else (tokens, keys, the
 # harness's own settings such as REBENCH_*) stays outside.
 _SAFE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
-             "NUMBA_CACHE_DIR", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH",
+             "NUMBA_CACHE_DIR", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "RUSTUP_HOME",
+             "CARGO_HOME",
              # keep NVLink multicast off where the host says so (shared GPUs)
              "NCCL_NVLS_ENABLE", "TORCH_SYMM_MEM_DISABLE_MULTICAST", "NVSHMEM_DISABLE_NVLS")
 
@@ -27,6 +28,10 @@ def child_env(config: SandboxConfig, extra: Mapping[str, str] | None) -> dict[st
     # The harness's own interpreter comes first on PATH, so `python` in recipes and agents'
     # commands is the one rebench runs with (its packages), activated or not.
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    # rustup's proxies (rustc, cargo) look in $HOME/.rustup, and HOME moves to the workdir.
+    rustup = Path.home() / ".rustup"
+    if "RUSTUP_HOME" not in env and rustup.is_dir():
+        env["RUSTUP_HOME"] = str(rustup)
     env["HOME"] = str(config.workdir)
     env.update(config.env)
     if extra:
