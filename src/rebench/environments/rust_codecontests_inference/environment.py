@@ -1,0 +1,59 @@
+"""Scaffolding for Rust Codecontests: the spec."""
+
+from __future__ import annotations
+
+from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+
+# Shared by both profiles (the profiles differ only in problem counts and budgets).
+_COMMON = {
+    "model_seed": 20241122,  # seed of the simulated model's sampling
+    "problem_seed": 7,  # seed of the test generators
+    "token_budget_per_problem": 20_000,  # prompt + completion tokens, as in the paper's credits
+}
+
+CPU = Profile(
+    name="cpu",
+    description="32 held-out problems, 4 problems in parallel, simulated model; 2 CPU cores.",
+    starting_raw=0.0,
+    reference_raw=0.46875,
+    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-29)",
+    params={**_COMMON, "n_test_problems": 32, "parallel": 4, "per_problem_timeout_s": 40.0,
+            "child_timeout_s": 150.0},
+    memory_gb=8.0,
+    default_budget_s=8 * 3600.0,
+    scoring_timeout_s=240.0,
+)
+
+GPU = Profile(
+    name="gpu",
+    description="All 65 held-out problems, 8 problems in parallel, simulated model or a real "
+    "endpoint; needs no GPU (the name keeps the two-profile convention).",
+    starting_raw=0.0,
+    reference_raw=0.46153846153846156,
+    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-29)",
+    params={**_COMMON, "n_test_problems": 65, "parallel": 8, "per_problem_timeout_s": 60.0,
+            "child_timeout_s": 420.0},
+    memory_gb=16.0,
+    default_budget_s=8 * 3600.0,
+    scoring_timeout_s=600.0,
+)
+
+SPEC = EnvironmentSpec(
+    id="rust_codecontests_inference",
+    version="1.0.0",
+    title="Scaffolding for Rust Codecontests",
+    direction=Direction.HIGHER,
+    raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "
+    "public, private and generated tests",
+    profiles={"cpu": CPU, "gpu": GPU},
+    solutions={
+        "starting": SolutionRecipe("starting"),
+        "reference": SolutionRecipe("reference"),
+        "expert": SolutionRecipe("expert"),
+    },
+    aggregation=Aggregation.BEST,
+    solution_globs=("*.py",),
+    snapshot_max_bytes=4 * 1024 * 1024,
+    paper_starting_raw=0.0,
+    paper_reference_raw=0.12727272727272726,
+)

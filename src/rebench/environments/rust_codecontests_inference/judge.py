@@ -1,0 +1,254 @@
+"""Trusted judging of Rust programs: static checks, compilation cached by hash, and test runs
+with time, memory and output limits, each process wrapped by the caller's sandbox.
+
+The judge only ever sees code strings; expected outputs stay in this process and each test
+input reaches the program as its stdin file descriptor, never as a path it could look at.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from rebench.sandbox.local import kill_group
+
+# (argv, workdir, writable) -> the argv that runs it sandboxed.
+Wrap = Callable[[Sequence[str], Path, bool], list[str]]
+
+MAX_SOURCE_BYTES = 256 * 1024
+MAX_OUTPUT_BYTES = 32 * 1024 * 1024
+COMPILE_TIMEOUT_S = 60.0
+COMPILE_MEMORY_MB = 4096
+RUSTC_FLAGS = ("--edition", "2021", "-O")
+# Compile-time file and environment access would let a program embed held-out data or secrets.
+FORBIDDEN = re.compile(
+    r"\b(include_str|include_bytes|include|env|option_env|concat_idents)\s*!"
+    r"|#\s*!?\s*\[\s*path\b|#\s*!\s*\[\s*feature\b"
+)
+
+
+class Verdict(enum.Enum):
+    """The outcome of judging one program on one problem."""
+
+    PASSED = "passed"
+    EMPTY = "empty"
+    FORBIDDEN = "forbidden"
+    COMPILE_ERROR = "compile_error"
+    WRONG_ANSWER = "wrong_answer"
+    RUNTIME_ERROR = "runtime_error"
+    TIME_LIMIT = "time_limit"
+    OUTPUT_LIMIT = "output_limit"
+
+
+@dataclass(frozen=True)
+class TestCase:
+    input: str
+    output: str
+
+
+@dataclass(frozen=True)
+class JudgeResult:
+    verdict: Verdict
+    tests_passed: int
+    tests_total: int
+    detail: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict is Verdict.PASSED
+
+
+def local_wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
+    """No sandbox (tests and the agent's local evaluate tool)."""
+    del workdir, writable
+    return list(argv)
+
+
+def find_rustc() -> str:
+    """The real rustc binary (not the rustup proxy, which needs its RUSTUP_HOME at run time,
+    usually ~/.rustup: sandboxes move HOME, so the proxy is asked with the likely homes)."""
+    proxy = shutil.which("rustc")
+    if proxy is None:
+        raise FileNotFoundError("rustc is not installed (install Rust stable with rustup)")
+    homes = [os.environ.get("RUSTUP_HOME"), None,
+             str(Path(proxy).resolve().parents[2] / ".rustup")]  # ~/.cargo/bin -> ~/.rustup
+    for home in homes:
+        env = {**os.environ, **({"RUSTUP_HOME": home} if home else {})}
+        try:
+            sysroot = subprocess.run([proxy, "--print", "sysroot"], capture_output=True,
+                                     text=True, timeout=30, check=True, env=env).stdout.strip()
+        except (subprocess.SubprocessError, OSError):
+            continue
+        real = Path(sysroot) / "bin" / "rustc"
+        if real.is_file():
+            return str(real)
+    return proxy
+
+
+def rustc_sysroot(rustc: str) -> Path:
+    """The toolchain folder a sandbox must show read-only for `rustc` to work."""
+    return Path(rustc).resolve().parent.parent
+
+
+def _limits(cpu_s: float, memory_mb: int, fsize: int) -> list[str]:
+    prlimit = shutil.which("prlimit")
+    if prlimit is None:
+        return []
+    return [prlimit, f"--cpu={max(1, int(cpu_s + 1))}", f"--as={memory_mb * 1024 * 1024}",
+            f"--fsize={fsize}", "--core=0", "--"]
+
+
+def _minimal_env(workdir: Path) -> dict[str, str]:
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(workdir), "LANG": "C.UTF-8"}
+    return env
+
+
+class Judge:
+    """Compiles (cached by source hash) and tests programs; safe to call from threads."""
+
+    def __init__(self, cache_dir: Path, wrap: Wrap = local_wrap, rustc: str | None = None,
+                 memory_mb: int = 256) -> None:
+        self.cache_dir = cache_dir
+        self.wrap = wrap
+        self.rustc = rustc or find_rustc()
+        self.memory_mb = memory_mb
+        self.cache_dir.mkdir(parents=True, exist_ok=True)
+        self._version = subprocess.run([self.rustc, "--version"], capture_output=True,
+                                       text=True, timeout=30).stdout.strip()
+
+    def source_key(self, source: str) -> str:
+        payload = "\0".join((self._version, *RUSTC_FLAGS, source))
+        return hashlib.sha256(payload.encode()).hexdigest()
+
+    def compile(self, source: str) -> tuple[Path | None, str]:
+        """(binary, "") or (None, reason). A binary is cached by hash of source and rustc."""
+        if not source.strip():
+            return None, "empty program"
+        if len(source.encode()) > MAX_SOURCE_BYTES:
+            return None, f"program over {MAX_SOURCE_BYTES // 1024} KiB"
+        match = FORBIDDEN.search(source)
+        if match:
+            return None, f"forbidden construct {match.group(0)!r}"
+        entry = self.cache_dir / self.source_key(source)
+        if (entry / "main").is_file():
+            return entry / "main", ""
+        if (entry / "error.txt").is_file():
+            return None, (entry / "error.txt").read_text()
+        return self._build(source, entry)
+
+    def _build(self, source: str, entry: Path) -> tuple[Path | None, str]:
+        with tempfile.TemporaryDirectory(prefix="rebench-rustc-") as tmp:
+            work = Path(tmp)
+            (work / "main.rs").write_text(source)
+            argv = [self.rustc, *RUSTC_FLAGS, "main.rs", "-o", "main"]
+            full = _limits(COMPILE_TIMEOUT_S, COMPILE_MEMORY_MB, 256 * 1024 * 1024)
+            full += self.wrap(argv, work, True)
+            code, err, timed_out = _run(full, work, COMPILE_TIMEOUT_S)
+            staging = Path(tempfile.mkdtemp(prefix=".build-", dir=self.cache_dir))
+            if code == 0 and (work / "main").is_file():
+                shutil.copyfile(work / "main", staging / "main")
+                os.chmod(staging / "main", 0o755)
+                result: tuple[Path | None, str] = (entry / "main", "")
+            else:
+                reason = "compilation timed out" if timed_out else err[-4000:] or "rustc failed"
+                (staging / "error.txt").write_text(reason)
+                result = (None, reason)
+            try:
+                os.rename(staging, entry)
+            except OSError:  # another thread built the same source first
+                shutil.rmtree(staging, ignore_errors=True)
+            return result
+
+    def run_tests(self, binary: Path, tests: Sequence[TestCase], time_limit_s: float
+                  ) -> JudgeResult:
+        """Run tests in order, stopping at the first failure."""
+        with tempfile.TemporaryDirectory(prefix="rebench-run-") as tmp:
+            # The program sees only a folder holding its own binary, outside the cache.
+            rundir = Path(tmp) / "bin"
+            rundir.mkdir()
+            shutil.copyfile(binary, rundir / "main")
+            os.chmod(rundir / "main", 0o755)
+            for i, test in enumerate(tests):
+                verdict, detail = self._run_one(rundir, Path(tmp), test, time_limit_s)
+                if verdict is Verdict.RUNTIME_ERROR and detail == "exit code 126":
+                    # ETXTBSY: another thread forked while this binary was being written
+                    time.sleep(0.2)
+                    verdict, detail = self._run_one(rundir, Path(tmp), test, time_limit_s)
+                if verdict is not Verdict.PASSED:
+                    return JudgeResult(verdict, i, len(tests), f"test {i + 1}: {detail}")
+        return JudgeResult(Verdict.PASSED, len(tests), len(tests))
+
+    def _run_one(self, rundir: Path, tmp: Path, test: TestCase, time_limit_s: float
+                 ) -> tuple[Verdict, str]:
+        (tmp / "in.txt").write_text(test.input)
+        argv = _limits(time_limit_s, self.memory_mb + 64, MAX_OUTPUT_BYTES)
+        argv += self.wrap([str(rundir / "main")], rundir, False)
+        wall = time_limit_s * 2 + 1.0  # sandbox start-up is not the program's fault
+        with (tmp / "in.txt").open("rb") as fin, (tmp / "out.txt").open("wb") as fout:
+            start = time.monotonic()
+            proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL,
+                                    cwd=rundir, env=_minimal_env(rundir), start_new_session=True)
+            try:
+                code = proc.wait(timeout=wall)
+            except subprocess.TimeoutExpired:
+                kill_group(proc.pid)
+                proc.wait()
+                return Verdict.TIME_LIMIT, f"over {time_limit_s:.1f} s"
+            finally:
+                kill_group(proc.pid)  # children a program left behind
+            elapsed = time.monotonic() - start
+        size = (tmp / "out.txt").stat().st_size
+        if size >= MAX_OUTPUT_BYTES:
+            return Verdict.OUTPUT_LIMIT, "output too large"
+        if code != 0:
+            if code in (-9, -24, 137, 152) and elapsed > time_limit_s:
+                return Verdict.TIME_LIMIT, f"over {time_limit_s:.1f} s"
+            return Verdict.RUNTIME_ERROR, f"exit code {code}"
+        with (tmp / "out.txt").open("rb") as fh:
+            out = fh.read(MAX_OUTPUT_BYTES).decode(errors="replace")
+        if out.split() != test.output.split():
+            return Verdict.WRONG_ANSWER, "wrong answer"
+        return Verdict.PASSED, ""
+
+    def judge(self, source: str, tests: Sequence[TestCase], time_limit_s: float) -> JudgeResult:
+        """Compile and test one program."""
+        if not source.strip():
+            return JudgeResult(Verdict.EMPTY, 0, len(tests), "no program")
+        binary, reason = self.compile(source)
+        if binary is None:
+            verdict = Verdict.FORBIDDEN if reason.startswith("forbidden") else Verdict.COMPILE_ERROR
+            return JudgeResult(verdict, 0, len(tests), reason[-2000:])
+        return self.run_tests(binary, tests, time_limit_s)
+
+    def judge_many(self, jobs: Mapping[str, tuple[str, Sequence[TestCase], float]],
+                   workers: int | None = None) -> dict[str, JudgeResult]:
+        """Judge several programs in parallel threads (rustc and tests are subprocesses)."""
+        workers = workers or max(1, os.cpu_count() or 1)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = {key: pool.submit(self.judge, *job) for key, job in jobs.items()}
+            return {key: fut.result() for key, fut in futures.items()}
+
+
+def _run(argv: list[str], cwd: Path, timeout: float) -> tuple[int, str, bool]:
+    proc = subprocess.Popen(argv, cwd=cwd, env=_minimal_env(cwd), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)
+    try:
+        _, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        kill_group(proc.pid)
+        proc.communicate()
+        return -9, "", True
+    finally:
+        kill_group(proc.pid)
+    return proc.returncode, err.decode(errors="replace"), False

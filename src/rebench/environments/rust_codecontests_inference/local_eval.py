@@ -1,0 +1,85 @@
+"""The agent's local evaluate tool: run `solution.py` on the validation problems exactly as
+the official scorer runs it on the held-out ones (same child runner, same model gateway, same
+judge), without the sandbox. Its result is never an official score.
+
+usage: python evaluate.py [--solution solution.py] [--problems validation.jsonl] [--limit N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+from rebench.environments.rust_codecontests_inference.environment import SPEC
+from rebench.environments.rust_codecontests_inference.evaluation import (
+    judge_answers,
+    load_problems,
+    make_backend,
+    number,
+    run_child,
+    summarize,
+    write_child_files,
+)
+from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
+from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else "")
+    parser.add_argument("--solution", default="solution.py", type=Path)
+    parser.add_argument("--problems", default="validation.jsonl", type=Path)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N problems")
+    parser.add_argument("--profile", default=os.environ.get("REBENCH_PROFILE", "cpu"))
+    return parser.parse_args(argv)
+
+
+def evaluate(solution: Path, problems_file: Path, limit: int, profile: str) -> float:
+    """Print per-problem verdicts; return the fraction solved."""
+    params = SPEC.profile(profile if profile in SPEC.profiles else "cpu").params
+    problems = load_problems(problems_file)[: limit or None]
+    rustc = find_rustc()
+    backend, label = make_backend(problems, int(number(params, "model_seed")))
+    budget = int(number(params, "token_budget_per_problem")) * len(problems)
+    meter = Meter(budget, 2 * int(number(params, "parallel")))
+    print(f"model: {label}; {len(problems)} validation problems", flush=True)
+    with tempfile.TemporaryDirectory(prefix="rebench-rust-eval-") as tmp, \
+            Gateway(backend, meter, label) as gateway:
+        workdir = Path(tmp)
+        write_child_files(workdir, problems)
+        path = f"{Path(rustc).parent}:{os.environ.get('PATH', '')}"
+        env = {**os.environ, "RUSTC": rustc, "PATH": path}
+        argv = [sys.executable, "child_runner.py", str(solution.resolve().parent), "problems.json",
+                gateway.url, "-", str(params["parallel"]), str(params["per_problem_timeout_s"])]
+        outcome = run_child(argv, workdir, env, number(params, "child_timeout_s"),
+                            {p["id"] for p in problems})
+    if outcome.fatal:
+        print(f"error: {outcome.fatal}\n{outcome.stderr_tail}")
+        return 0.0
+    judge = Judge(Path(tempfile.gettempdir()) / "rebench-rust-eval-cache", rustc=rustc)
+    results = judge_answers(problems, outcome.answers, judge)
+    for p in problems:
+        r = results.get(p["id"])
+        if r is None:
+            line = f"{'no_answer':14s} {outcome.errors.get(p['id'], '')[:70]}"
+        else:
+            line = f"{r.verdict.value:14s} {r.detail[:70]}"
+        print(f"{p['name'][:28]:28s} d{p['difficulty']} {line}")
+    solved, verdicts = summarize(problems, results)
+    usage = meter.snapshot()
+    print(f"solved {solved}/{len(problems)} = {solved / max(1, len(problems)):.3f}; {verdicts}; "
+          f"tokens {usage['tokens_used']}/{usage['token_budget']}"
+          + ("; the solution timed out" if outcome.timed_out else ""))
+    return solved / max(1, len(problems))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parse(sys.argv[1:] if argv is None else argv)
+    evaluate(args.solution, args.problems, args.limit, args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

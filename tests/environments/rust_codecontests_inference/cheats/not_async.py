@@ -1,0 +1,5 @@
+"""Bad input: generate_solution is not a coroutine function."""
+
+
+def generate_solution(client, semaphore, problem):
+    return ""

@@ -1,0 +1,55 @@
+"""Fixtures of the rust_codecontests_inference tests: prepared assets, small scoring contexts."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+from rust_cc_support import ENV_ID
+
+from rebench.core.discovery import load_spec
+from rebench.core.spec import EnvironmentSpec
+from rebench.harness.context import ScoringContext
+from rebench.harness.prepare import prepare_environment
+from rebench.sandbox import Isolation
+
+
+@pytest.fixture(scope="session")
+def spec() -> EnvironmentSpec:
+    return load_spec(ENV_ID)
+
+
+@pytest.fixture(scope="session")
+def prepared(spec: EnvironmentSpec) -> Path:
+    """The cpu profile's assets, prepared once per test session."""
+    return prepare_environment(spec, spec.profile("cpu"))
+
+
+@pytest.fixture
+def small_context(spec: EnvironmentSpec, prepared: Path, tmp_path: Path
+                  ) -> Callable[..., ScoringContext]:
+    """A scoring context on the first few held-out problems with short time limits, for
+    scoring a solution file in-process (the scorer is trusted code)."""
+
+    def make(solution: Path, n: int = 3, isolation: Isolation = Isolation.LOCAL,
+             **params: Any) -> ScoringContext:
+        assets = tmp_path / "assets"
+        (assets / "protected").mkdir(parents=True)
+        lines = (prepared / "protected" / "test.jsonl").read_text().splitlines()[:n]
+        (assets / "protected" / "test.jsonl").write_text("\n".join(lines) + "\n")
+        snapshot = tmp_path / "snapshot"
+        snapshot.mkdir()
+        shutil.copyfile(solution, snapshot / "solution.py")
+        scratch = tmp_path / "scratch"
+        scratch.mkdir()
+        base = spec.profile("cpu")
+        merged = {**base.params, "per_problem_timeout_s": 10.0, "child_timeout_s": 30.0, **params}
+        profile = dataclasses.replace(base, params=merged)
+        return ScoringContext(spec=spec, profile=profile, solution_dir=snapshot,
+                              assets_dir=assets, scratch_dir=scratch, isolation=isolation)
+
+    return make

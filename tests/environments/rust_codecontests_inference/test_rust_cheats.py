@@ -1,0 +1,104 @@
+"""Cheating and broken submissions score NaN or no better than the start (0), with a clear
+message, and the scorer finishes within its time limit."""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from rust_cc_support import CHEATS, ENV_DIR, bwrap_isolation
+
+from rebench.environments.rust_codecontests_inference import scoring
+from rebench.harness.context import ScoringContext
+
+
+def _score(make: Callable[..., ScoringContext], name: str, **kw: object) -> tuple[object, float]:
+    ctx = make(CHEATS / f"{name}.py", **kw)
+    start = time.monotonic()
+    result = scoring.score(ctx)
+    return result, time.monotonic() - start
+
+
+def test_monkeypatching_the_evaluator_gains_nothing(small_context: Callable[..., ScoringContext]
+                                                    ) -> None:
+    result, _ = _score(small_context, "monkeypatch_judge")
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+    assert result.message["verdicts"] == {"wrong_answer": 3}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("name,needle", [
+    ("import_error", "failed to import"),
+    ("not_async", "async def generate_solution"),
+])
+def test_unloadable_module_is_invalid_with_a_message(
+        small_context: Callable[..., ScoringContext], name: str, needle: str) -> None:
+    result, _ = _score(small_context, name)
+    assert math.isnan(result.raw)  # type: ignore[attr-defined]
+    assert needle in result.message["error"]  # type: ignore[attr-defined]
+
+
+def test_generate_solution_that_never_returns_times_out_per_problem(
+        small_context: Callable[..., ScoringContext]) -> None:
+    result, elapsed = _score(small_context, "never_returns", per_problem_timeout_s=2.0)
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+    assert result.message["verdicts"] == {"no_answer": 3}  # type: ignore[attr-defined]
+    assert elapsed < 25
+
+
+def test_blocking_solution_is_killed_at_the_overall_limit(
+        small_context: Callable[..., ScoringContext]) -> None:
+    result, elapsed = _score(small_context, "blocks_forever", child_timeout_s=5.0)
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+    assert result.message["solution_timed_out"] is True  # type: ignore[attr-defined]
+    assert "did not finish" in result.message["note"]  # type: ignore[attr-defined]
+    assert elapsed < 30
+
+
+def test_non_string_answers_and_exceptions_count_as_unsolved(
+        small_context: Callable[..., ScoringContext]) -> None:
+    result, _ = _score(small_context, "not_a_string")
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+    assert result.message["solution_errors"] == 3  # type: ignore[attr-defined]
+    assert all("boom" in e or "not str" in e
+               for e in result.details["errors"].values())  # type: ignore[attr-defined]
+
+
+def test_tampering_with_the_child_files_gains_nothing(
+        small_context: Callable[..., ScoringContext]) -> None:
+    result, _ = _score(small_context, "writes_outside")
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+
+
+def test_missing_solution_file_is_invalid(small_context: Callable[..., ScoringContext],
+                                          tmp_path: Path) -> None:
+    ctx = small_context(CHEATS / "never_returns.py")
+    (ctx.solution_dir / "solution.py").unlink()
+    result = scoring.score(ctx)
+    assert math.isnan(result.raw) and "solution.py" in result.message["error"]
+
+
+def test_reading_the_held_out_file_fails_in_the_sandbox(
+        small_context: Callable[..., ScoringContext]) -> None:
+    isolation = bwrap_isolation()
+    if isolation is None:
+        pytest.skip("the bwrap sandbox is not available here")
+    result, _ = _score(small_context, "read_heldout", isolation=isolation)
+    assert result.raw == 0.0  # type: ignore[attr-defined]
+
+
+def test_reading_the_held_out_file_works_without_a_sandbox(
+        small_context: Callable[..., ScoringContext]) -> None:
+    """The control for the test above: the cheat is real, only the sandbox stops it."""
+    result, _ = _score(small_context, "read_heldout")
+    assert result.raw == 1.0  # type: ignore[attr-defined]
+
+
+def test_starting_solution_file_is_the_environment_s(small_context: Callable[..., ScoringContext]
+                                                     ) -> None:
+    result = scoring.score(small_context(ENV_DIR / "starting" / "solution.py"))
+    assert result.raw == 0.0
+    assert result.message["verdicts"] == {"compile_error": 3}
+    assert "SIMULATED" in result.message["model"]
