@@ -19,11 +19,10 @@ ENV_ID = "triton_cumsum"  # its cpu profile scores in seconds
 def test_report_on_start_and_reference_runs(tmp_path: Path) -> None:
     from rebench.agents.base import make_agent
     from rebench.harness.driver import execute_run
+    from rebench.harness.evaluate import calibrate
     from rebench.harness.prepare import prepare_environment
     from rebench.harness.run import create_run
     from rebench.sandbox import Isolation
-
-    from rebench.harness.evaluate import calibrate
 
     spec = load_spec(ENV_ID)
     prepare_environment(spec, spec.profile("cpu"))
