@@ -26,6 +26,7 @@ from rebench.assets.tokenizer import (
     parse_tokenizer_name,
 )
 from rebench.core.errors import RebenchError
+from rebench.core.hashing import file_sha256
 from rebench.core.paths import cache_root
 
 SHARED_DIR = "shared-assets"
@@ -54,14 +55,6 @@ class TokenSplits:
     def tokens(self, split: str) -> np.memmap:
         """The split as a read-only uint16 memmap."""
         return np.memmap(self.path(split), dtype=np.uint16, mode="r")
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def write_shard(ids: Iterator[list[int]] | list[list[int]], eot_id: int, path: Path) -> int:
@@ -97,7 +90,7 @@ def _load_if_intact(root: Path) -> TokenSplits | None:
     try:
         data = json.loads(manifest.read_text())
         for name, digest in data["files"].items():
-            if _sha256(root / name) != digest:
+            if file_sha256(root / name) != digest:
                 return None
         return TokenSplits(root, data["tokenizer"], int(data["vocab_size"]), int(data["eot_id"]))
     except (OSError, KeyError, ValueError):
@@ -105,7 +98,7 @@ def _load_if_intact(root: Path) -> TokenSplits | None:
 
 
 def _finish(tmp: Path, root: Path, record: dict[str, object]) -> TokenSplits:
-    record["files"] = {p.name: _sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
+    record["files"] = {p.name: file_sha256(p) for p in sorted(tmp.iterdir()) if p.is_file()}
     (tmp / MANIFEST).write_text(json.dumps(record, indent=2))
     if root.exists():
         shutil.rmtree(root)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import importlib
 import json
 import shutil
@@ -11,18 +10,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rebench.core.errors import NotPreparedError
+from rebench.core.hashing import file_sha256
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.context import PrepareContext, ProgressFn, _no_progress
 from rebench.harness.workspace import PREPARED_MARKER
-
-
-def file_sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def tree_checksums(root: Path) -> dict[str, str]:
