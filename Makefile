@@ -21,7 +21,7 @@ demo: setup
 
 # Default suite: everything but GPU tests (skipped without CUDA).
 test: setup
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=15
 
 check: setup
 	$(BIN)/ruff check src tests benchmarks
