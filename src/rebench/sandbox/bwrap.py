@@ -19,6 +19,7 @@ import glob
 import os
 import shutil
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -99,6 +100,26 @@ def _hide_args(path: Path) -> list[str]:
     return []
 
 
+# Folders every sandbox replaces with an empty tmpfs (see bwrap_argv and _run_dir_args).
+_FRESH_DIRS = (Path("/tmp"), Path("/run"), Path("/dev/shm"))
+
+
+def _runtime_paths() -> tuple[Path, ...]:
+    """The interpreter, its virtualenv and the rebench package, where they lie in a folder
+    the sandbox replaces with a fresh tmpfs (a checkout or venv under /tmp): re-bound
+    read-only, so sandboxed `python -m rebench...` children still start."""
+    import rebench
+
+    candidates = {
+        _real(Path(sys.prefix)), _real(Path(sys.base_prefix)),
+        _real(Path(sys.executable)).parent, _real(Path(rebench.__file__)).parent.parent,
+    }
+    return tuple(sorted(
+        p for p in candidates
+        if p.exists() and any(p.is_relative_to(d) and p != d for d in _FRESH_DIRS)
+    ))
+
+
 def _mount_args(config: SandboxConfig) -> list[str]:
     """Hidden paths and binds, shallowest first so a deeper mount wins over a shallower one
     (a workdir inside a hidden runs root stays visible; a hidden folder inside the workdir
@@ -108,6 +129,8 @@ def _mount_args(config: SandboxConfig) -> list[str]:
     hidden |= {Path(os.path.abspath(p)) for p in config.hidden}  # the link itself, too
     for path in hidden:
         ops.append((len(path.parts), 0, _hide_args(path)))
+    for path in _runtime_paths():
+        ops.append((len(path.parts), 1, ["--ro-bind", str(path), str(path)]))
     work = _real(config.workdir)
     ops.append((len(work.parts), 1, ["--bind" if config.writable else "--ro-bind",
                                      str(work), str(work)]))
