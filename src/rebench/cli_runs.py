@@ -167,7 +167,8 @@ def runs(env_id: str | None, limit: int) -> None:
 
     table = Table(title=f"runs in {runs_root()}")
     for col in ("run id", "env", "profile", "agent", "budget s", "status", "score"):
-        table.add_column(col)
+        # Run ids are what `show`, `resume` and `verify` take: never cut them.
+        table.add_column(col, no_wrap=col == "run id", overflow="fold")
     rows = [r for r, _ in list_runs(index_path(runs_root()))
             if env_id is None or r.env_id == env_id]
     for record in rows[:limit]:
