@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from rebench.core.errors import RunError
 from rebench.harness.session import Session
-from rebench.harness.workspace import copy_solution_files
+from rebench.harness.workspace import (
+    check_recipe_result,
+    copy_solution_files,
+    recipe_command,
+)
 
 
 class StartAgent:
@@ -24,15 +27,8 @@ class SolutionAgent:
 
     def act(self, session: Session) -> None:
         spec = session.run.spec
-        recipe = spec.solutions.get(self.name)
-        if recipe is None:
-            raise RunError(f"{spec.id} has no {self.name} solution")
-        copy_solution_files(spec, self.name, session.run.workspace)
+        recipe = copy_solution_files(spec, self.name, session.run.workspace)
         if recipe.run:
-            result = session.exec(" ".join(recipe.run), timeout=recipe.run_timeout_s)
-            if result.returncode != 0:
-                raise RunError(
-                    f"{self.name} solution failed (exit {result.returncode}, timed out "
-                    f"{result.timed_out}):\n{result.stderr[-2000:]}"
-                )
+            result = session.exec(recipe_command(recipe), timeout=recipe.run_timeout_s)
+            check_recipe_result(spec, self.name, result)
         session.score()

@@ -9,7 +9,7 @@ from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
-from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
+from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
 
 PREPARED_MARKER = "prepared.json"
 
@@ -61,15 +61,27 @@ def copy_solution_files(spec: EnvironmentSpec, name: str, workspace: Path) -> So
     return recipe
 
 
+def recipe_command(recipe: SolutionRecipe) -> str:
+    """The shell command that builds a solution in its workspace ("" when none)."""
+    return " ".join(recipe.run)
+
+
+def check_recipe_result(spec: EnvironmentSpec, name: str, result: ExecResult) -> None:
+    """Raise RunError if a solution's build command failed: a reference that cannot be
+    built is a harness problem, not a bad submission."""
+    if result.returncode != 0 or result.timed_out:
+        command = recipe_command(spec.solutions[name])
+        raise RunError(
+            f"{spec.id}: solution {name} failed to build ({command!r}, exit "
+            f"{result.returncode}, timed out={result.timed_out}):\n{result.stderr[-2000:]}"
+        )
+
+
 def materialize_solution(
     spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation
 ) -> Path:
-    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox) and
-    ready to be snapshotted and scored.
-
-    Raises RunError if the recipe's command fails: a reference that cannot be built is a
-    harness problem, not a bad submission.
-    """
+    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox that
+    is destroyed afterwards) and ready to be snapshotted and scored."""
     populate_workspace(spec, profile, dest)
     recipe = copy_solution_files(spec, name, dest)
     if not recipe.run:
@@ -78,11 +90,11 @@ def materialize_solution(
         workdir=dest, writable=True, network=profile.network, gpu=profile.gpus > 0,
         env={"REBENCH_PROFILE": profile.name, "REBENCH_ENV": spec.id},
     )
-    command = " ".join(recipe.run)
-    result = make_sandbox(isolation, config).exec(command, timeout=recipe.run_timeout_s)
-    if result.returncode != 0 or result.timed_out:
-        raise RunError(
-            f"{spec.id}: solution {name} failed to build ({command!r}, exit "
-            f"{result.returncode}, timed out={result.timed_out}):\n{result.stderr[-2000:]}"
-        )
+    sandbox = make_sandbox(isolation, config)
+    sandbox.create()
+    try:
+        result = sandbox.exec(recipe_command(recipe), timeout=recipe.run_timeout_s)
+    finally:
+        sandbox.destroy()
+    check_recipe_result(spec, name, result)
     return dest
