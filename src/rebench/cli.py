@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -13,6 +12,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from rebench.cli_runs import fmt_number, register_run_commands
 from rebench.core.errors import RebenchError
 
 console = Console(stderr=True)
@@ -23,10 +23,6 @@ ISOLATION_HELP = (
     "where untrusted code runs: bwrap (bubblewrap), local (no isolation: only for trusted "
     "code, prints a warning), auto (bwrap if it works here)"
 )
-
-
-def _fmt(x: float | None, digits: int = 4) -> str:
-    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
 def resolve_isolation(choice: str) -> Any:
@@ -154,13 +150,14 @@ def _print_evaluation(evaluation: Any, as_json: bool) -> None:
         return
     data = evaluation.to_json()
     table = Table(title=f"{data['env']} ({data['profile']})", show_header=False)
-    table.add_row("raw", _fmt(data["raw"]))
-    table.add_row("normalized", _fmt(data["normalized"], 3))
+    table.add_row("raw", fmt_number(data["raw"], 4))
+    table.add_row("normalized", fmt_number(data["normalized"], 3))
     table.add_row("valid", str(data["valid"]))
     table.add_row("message", json.dumps(data["message"]))
     anchors = data["anchors"]
-    table.add_row("anchors", f"{_fmt(anchors['starting_raw'])} -> "
-                  f"{_fmt(anchors['reference_raw'])} ({anchors['source']}, {anchors['hardware']})")
+    table.add_row("anchors", f"{fmt_number(anchors['starting_raw'], 4)} -> "
+                  f"{fmt_number(anchors['reference_raw'], 4)} "
+                  f"({anchors['source']}, {anchors['hardware']})")
     out.print(table)
 
 
@@ -209,16 +206,15 @@ def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
     table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
     for col in ("solution", "median raw", "samples"):
         table.add_column(col)
-    table.add_row("starting", _fmt(entry.starting_raw),
-                  ", ".join(_fmt(x) for x in entry.starting_samples))
-    table.add_row("reference", _fmt(entry.reference_raw),
-                  ", ".join(_fmt(x) for x in entry.reference_samples))
+    table.add_row("starting", fmt_number(entry.starting_raw, 4),
+                  ", ".join(fmt_number(x, 4) for x in entry.starting_samples))
+    table.add_row("reference", fmt_number(entry.reference_raw, 4),
+                  ", ".join(fmt_number(x, 4) for x in entry.reference_samples))
     out.print(table)
     console.print(f"saved to {calibration_file()}")
 
 
 from rebench.analysis.cli import report  # noqa: E402
-from rebench.cli_runs import register_run_commands  # noqa: E402
 
 register_run_commands(main)
 main.add_command(report)

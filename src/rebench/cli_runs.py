@@ -11,7 +11,8 @@ import click
 from rich.table import Table
 
 
-def _fmt(x: float | None, digits: int = 3) -> str:
+def fmt_number(x: float | None, digits: int = 3) -> str:
+    """A number for a table cell; "-" for missing or non-finite values."""
     return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
@@ -124,7 +125,7 @@ def batch(spec_file: Path, isolation: str) -> None:
             if outcome.state in ("finished", "failed"):
                 progress.advance(task)
             progress.console.print(f"{outcome.state:>8} {outcome.job.label()} "
-                                   f"{outcome.run_id} {_fmt(outcome.final_normalized)}")
+                                   f"{outcome.run_id} {fmt_number(outcome.final_normalized)}")
 
         outcomes = run_batch(spec, iso, runs_root(), update)
     table = Table(title="batch")
@@ -132,7 +133,7 @@ def batch(spec_file: Path, isolation: str) -> None:
         table.add_column(col)
     for o in outcomes:
         table.add_row(o.run_id, o.job.label(), ",".join(map(str, o.gpus)) or "-", o.state,
-                      _fmt(o.final_normalized))
+                      fmt_number(o.final_normalized))
     out.print(table)
     failed = [o for o in outcomes if o.state != "finished"]
     if failed:
@@ -174,7 +175,7 @@ def runs(env_id: str | None, limit: int) -> None:
     for record in rows[:limit]:
         table.add_row(record.run_id, record.env_id, record.profile, record.agent,
                       f"{record.budget_s:.0f}", record.status.value,
-                      _fmt(record.final_normalized))
+                      fmt_number(record.final_normalized))
     out.print(table)
 
 
@@ -199,7 +200,7 @@ def show(run_ref: str, as_json: bool) -> None:
                 "isolation", "status", "created_at", "finished_at", "working_s_used", "note"):
         table.add_row(key, str(getattr(record, key)))
     table.add_row("anchors", json.dumps(record.anchors))
-    table.add_row("score", _fmt(record.final_normalized))
+    table.add_row("score", fmt_number(record.final_normalized))
     out.print(table)
     _print_log(the_run.run_dir)
 
@@ -215,6 +216,6 @@ def _print_log(run_dir: object) -> None:
     for col in ("#", "kind", "working s", "raw", "normalized", "valid", "message"):
         table.add_column(col)
     for e in entries:
-        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", _fmt(e.raw, 4),
-                      _fmt(e.normalized), str(e.valid), json.dumps(e.message)[:80])
+        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
+                      fmt_number(e.normalized), str(e.valid), json.dumps(e.message)[:80])
     out.print(table)

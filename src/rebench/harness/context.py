@@ -59,7 +59,8 @@ class ScoringContext:
 ProgressFn = Callable[[str, float | None], None]
 
 
-def _no_progress(message: str, fraction: float | None) -> None:
+def no_progress(message: str, fraction: float | None) -> None:
+    """The default progress callback: report nothing."""
     del message, fraction
 
 
@@ -72,7 +73,7 @@ class PrepareContext:
     profile: Profile
     assets_dir: Path
     options: Mapping[str, str] = field(default_factory=dict)  # e.g. corpus, base_model
-    progress: ProgressFn = _no_progress
+    progress: ProgressFn = no_progress
 
     @property
     def public_dir(self) -> Path:

@@ -74,7 +74,8 @@ def evaluate_named(
         return evaluate_folder(spec, profile, workspace, isolation)
 
 
-ProgressFn = Callable[[str], None]
+# Calibration reports steps as plain messages (no fraction, unlike prepare's ProgressFn).
+StatusFn = Callable[[str], None]
 
 
 def calibrate(
@@ -82,7 +83,7 @@ def calibrate(
     profile: Profile,
     repeats: int,
     isolation: Isolation,
-    progress: ProgressFn = lambda _msg: None,
+    progress: StatusFn = lambda _msg: None,
     save: bool = True,
 ) -> CalibrationEntry:
     """Score the starting and the reference solution `repeats` times each on this machine

@@ -13,7 +13,7 @@ from rebench.core.errors import NotPreparedError
 from rebench.core.hashing import file_sha256
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.context import PrepareContext, ProgressFn, _no_progress
+from rebench.harness.context import PrepareContext, ProgressFn, no_progress
 from rebench.harness.workspace import PREPARED_MARKER
 
 
@@ -29,7 +29,7 @@ def prepare_environment(
     spec: EnvironmentSpec,
     profile: Profile,
     options: Mapping[str, str] | None = None,
-    progress: ProgressFn = _no_progress,
+    progress: ProgressFn = no_progress,
     force: bool = False,
 ) -> Path:
     """Build the assets of (spec, profile) unless an intact, same-version build exists."""
