@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import secrets
 import threading
@@ -98,8 +99,6 @@ class Run:
         """Write run.json atomically and update the index."""
         path = self.run_dir / "run.json"
         tmp = path.with_suffix(".json.tmp")
-        import json
-
         tmp.write_text(json.dumps(self.record.to_json(), indent=2))
         tmp.replace(path)
         index.upsert_run(index.index_path(self.run_dir.parent), self.record, self.run_dir)
