@@ -83,10 +83,9 @@ def validate_environment(env_id: str) -> list[EnvironmentProblem]:
             problems.append(
                 EnvironmentProblem(env_id, f"solution {name}: no folder {recipe.folder}/")
             )
-    for attr in ("score",):
-        scoring = importlib.import_module(f"rebench.environments.{env_id}.scoring")
-        if not callable(getattr(scoring, attr, None)):
-            problems.append(EnvironmentProblem(env_id, f"scoring.py must define {attr}()"))
+    scoring = importlib.import_module(f"rebench.environments.{env_id}.scoring")
+    if not callable(getattr(scoring, "score", None)):
+        problems.append(EnvironmentProblem(env_id, "scoring.py must define score()"))
     prepare = importlib.import_module(f"rebench.environments.{env_id}.prepare")
     if not callable(getattr(prepare, "prepare", None)):
         problems.append(EnvironmentProblem(env_id, "prepare.py must define prepare()"))
