@@ -102,3 +102,10 @@ def test_starting_solution_file_is_the_environment_s(small_context: Callable[...
     assert result.raw == 0.0
     assert result.message["verdicts"] == {"compile_error": 3}
     assert "SIMULATED" in result.message["model"]
+
+
+def test_rebuilding_held_out_problems_from_the_package_gains_nothing(
+        small_context: Callable[..., ScoringContext]) -> None:
+    """Without any sandbox (the package is importable): public code and seeds are not enough."""
+    result, _ = _score(small_context, "rebuild_from_package")
+    assert result.raw == 0.0, result.message  # type: ignore[attr-defined]

@@ -23,7 +23,7 @@ from rebench.environments.rust_codecontests_inference.gateway import (
 from rebench.environments.rust_codecontests_inference.problems import split_problems
 from rebench.environments.rust_codecontests_inference.simulator import KnownProblem, Simulator
 
-VALIDATION, _ = split_problems(7)
+VALIDATION, _ = split_problems(b"tests: validation key")
 KNOWN = [KnownProblem(p.id, p.difficulty, p.description, p.solution) for p in VALIDATION[:5]]
 
 

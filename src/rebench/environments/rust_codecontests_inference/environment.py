@@ -6,8 +6,9 @@ from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, 
 
 # Shared by both profiles (the profiles differ only in problem counts and budgets).
 _COMMON = {
-    "model_seed": 20241122,  # seed of the simulated model's sampling
-    "problem_seed": 7,  # seed of the test generators
+    # Seed of the simulated model in the agent's local evaluate tool (public, like the
+    # validation problems); official scoring uses a seed derived from the prepare secret.
+    "model_seed": 20241122,
     "token_budget_per_problem": 20_000,  # prompt + completion tokens, as in the paper's credits
 }
 
@@ -40,7 +41,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.0.0",
+    version="1.1.0",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "
@@ -54,6 +55,7 @@ SPEC = EnvironmentSpec(
     aggregation=Aggregation.BEST,
     solution_globs=("*.py",),
     snapshot_max_bytes=4 * 1024 * 1024,
+    child_modules=("child_runner",),
     paper_starting_raw=0.0,
     paper_reference_raw=0.12727272727272726,
 )

@@ -23,7 +23,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from rebench.environments.rust_codecontests_inference.simulator import MAX_N, Simulator
+from .simulator import MAX_N, Simulator
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 Backend = Callable[[dict[str, Any]], dict[str, Any]]

@@ -7,11 +7,13 @@ input reaches the program as its stdin file descriptor, never as a path it could
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -20,7 +22,6 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from rebench.sandbox.local import kill_group
 
 # (argv, workdir, writable) -> the argv that runs it sandboxed.
 Wrap = Callable[[Sequence[str], Path, bool], list[str]]
@@ -66,6 +67,12 @@ class JudgeResult:
     @property
     def passed(self) -> bool:
         return self.verdict is Verdict.PASSED
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by `pid`; quiet if it is already gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def local_wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
