@@ -11,6 +11,7 @@ from pathlib import Path
 from rebench.core.spec import EnvironmentSpec
 from rebench.environments.rust_codecontests_inference.evaluation import all_tests, load_problems
 from rebench.environments.rust_codecontests_inference.judge import Judge
+from rebench.environments.rust_codecontests_inference.prepare import prepare
 from rebench.environments.rust_codecontests_inference.problems import (
     FAMILIES,
     VALIDATION_FAMILIES,
@@ -18,7 +19,6 @@ from rebench.environments.rust_codecontests_inference.problems import (
     all_problems,
     split_problems,
 )
-from rebench.environments.rust_codecontests_inference.prepare import prepare
 from rebench.harness.context import PrepareContext
 
 KEY = b"tests: a fixed key"

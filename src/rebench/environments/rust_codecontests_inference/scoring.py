@@ -26,7 +26,11 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 )
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
 from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc, rustc_sysroot
-from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE, model_seed, read_secret
+from rebench.environments.rust_codecontests_inference.prepare import (
+    HELD_OUT_FILE,
+    model_seed,
+    read_secret,
+)
 from rebench.harness.context import ScoringContext
 
 SOCKET_NAME = "model.sock"
