@@ -6,8 +6,8 @@ from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, 
 
 # Shared by both profiles (the profiles differ only in problem counts and budgets).
 _COMMON = {
-    # Seed of the simulated model in the agent's local evaluate tool (public, like the
-    # validation problems); official scoring uses a seed derived from the prepare secret.
+    # Seed of the simulated model's sampling (public: it makes scores reproducible; knowing it
+    # gives nothing that the public simulator and family code do not).
     "model_seed": 20241122,
     "token_budget_per_problem": 20_000,  # prompt + completion tokens, as in the paper's credits
 }

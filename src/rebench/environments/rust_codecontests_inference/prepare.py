@@ -1,8 +1,8 @@
 """Build the problem set from a secret drawn here: validation problems (public data, with tests
 and solutions, for the local evaluate tool and its simulator) and held-out test problems
 (protected data). Nothing the agent can read (package code, spec seeds, public files) is
-enough to rebuild the held-out instances: their tests, examples and the scoring model's seed
-all follow from the secret, which is stored only in protected/.
+enough to rebuild the held-out instances: their tests and the examples in their statements
+follow from the secret, which is stored only in protected/.
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from pathlib import Path
 
 from rebench.environments.rust_codecontests_inference.problems import (
     Problem,
-    derive_key,
     split_problems,
 )
 from rebench.harness.context import PrepareContext
@@ -49,17 +48,6 @@ def select_test_problems(problems: Sequence[Problem], count: int) -> list[Proble
                 chosen.append(by_family[family][rank])
         rank += 1
     return sorted(chosen, key=lambda p: p.id)
-
-
-def model_seed(secret: bytes) -> int:
-    """The simulated model's seed in official scoring (from the secret, so its samples cannot
-    be replayed outside the scorer)."""
-    return int.from_bytes(derive_key(secret, "model")[:8], "big")
-
-
-def read_secret(assets_dir: Path) -> bytes:
-    """The secret drawn at prepare (trusted side only)."""
-    return (assets_dir / "protected" / SECRET_FILE).read_bytes()
 
 
 def copy_eval_package(target: Path, params: Mapping[str, object]) -> None:

@@ -26,11 +26,7 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 )
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
 from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc, rustc_sysroot
-from rebench.environments.rust_codecontests_inference.prepare import (
-    HELD_OUT_FILE,
-    model_seed,
-    read_secret,
-)
+from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
 from rebench.harness.context import ScoringContext
 
 SOCKET_NAME = "model.sock"
@@ -45,8 +41,7 @@ def _child_env(workdir: Path, rustc: str) -> dict[str, str]:
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
                   ) -> tuple[Any, dict[str, int], str]:
     params = ctx.params
-    # The model's seed comes from the secret drawn at prepare, not from the spec.
-    backend, label = make_backend(problems, model_seed(read_secret(ctx.assets_dir)))
+    backend, label = make_backend(problems, int(number(params, "model_seed")))
     budget = int(number(params, "token_budget_per_problem")) * len(problems)
     parallel = int(number(params, "parallel"))
     meter = Meter(token_budget=budget, max_concurrency=2 * parallel)
