@@ -25,7 +25,8 @@ VALIDATION_FILE = "validation.jsonl"
 # The local evaluate tool: portable modules (standard library and openai only, sibling imports
 # relative) copied into the workspace, so it runs without importing rebench.
 EVAL_PACKAGE = "rust_eval"
-EVAL_MODULES = ("child_runner", "evaluation", "gateway", "judge", "local_eval", "simulator")
+EVAL_MODULES = ("chat_request", "child_runner", "evaluation", "gateway", "judge", "local_eval",
+                "simulator")
 PARAMS_FILE = "params.json"
 
 
