@@ -95,9 +95,6 @@ class EnvironmentSpec:
     child_modules: tuple[str, ...] = ()
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
-    # Modules of the environment package (e.g. "child_runner") that untrusted children may run
-    # inside a sandbox; they import only the stdlib, third-party packages and each other.
-    child_modules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id.isidentifier():
