@@ -95,10 +95,11 @@ class HumanAgent:
 
     def _banner(self, session: Session) -> str:
         left = format_duration(session.time_left())
-        text = (f"\n{session.instructions}\n\n--- rebench: you have {left} of working time "
-                "(scoring counts against it; warnings at 1 h, 15 min, 5 min, 1 min). "
-                "`rebench-task score|status|time|instructions`; `rebench-task end` or "
-                "`exit` finishes the run for good. ---\n")
+        text = (f"\n{session.instructions}\n\n"
+                f"--- rebench: {left} of working time. Scoring counts against it; warnings "
+                "at 1 h, 15 min, 5 min, 1 min.\n"
+                "    rebench-task score | status | time | instructions. Finish early: "
+                "rebench-task end (or exit). ---\n")
         return text.replace("\n", "\r\n")
 
     def _attached_shell(self, session: Session, task_dir: Path, fd: int) -> None:

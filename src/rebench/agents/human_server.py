@@ -119,6 +119,7 @@ class TaskServer:
         self.session = session
         self.path = path
         self.on_end = on_end
+        self._logged: dict[str, int] = {}  # shell -> last history number logged
         self._sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         self._sock.bind(str(path))
         self._sock.listen()
@@ -182,14 +183,16 @@ class TaskServer:
         return f"{describe_score(view)}\n{body}".rstrip()
 
     def _log_command(self, args: list[str]) -> None:
-        """Log the shell's last history line (sent by the prompt) as a `shell_command`."""
+        """Log a shell's last history line (sent as a command starts) as a `shell_command`,
+        once per history number and shell."""
         if len(args) < 2:
             return
         match = _HISTORY_LINE.match(args[1])
-        if match is None:
+        shell = args[2] if len(args) > 2 else ""
+        if match is None or self._logged.get(shell) == int(match.group(1)):
             return
-        self.session.events.emit("shell_command", exit_status=args[0],
-                                 shell=args[2] if len(args) > 2 else "",
+        self._logged[shell] = int(match.group(1))
+        self.session.events.emit("shell_command", shell=shell,
                                  history_number=int(match.group(1)),
                                  command=match.group(2)[:MAX_COMMAND_CHARS])
 

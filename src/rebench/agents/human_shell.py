@@ -35,6 +35,14 @@ TAKE_TERMINAL = ("import fcntl, os, sys, termios\n"
                  "try:\n    os.setsid()\nexcept OSError:\n    pass\n"  # already a leader
                  "try:\n    fcntl.ioctl(0, termios.TIOCSCTTY, 0)\nexcept OSError:\n    pass\n"
                  "os.execvp(sys.argv[1], sys.argv[1:])")
+# Run by `script` before the sandbox: give up the controlling terminal `script` gave its
+# pseudo-terminal, so the shell inside (a new session under bwrap) can take it (job control);
+# SIGHUP, which giving it up sends to this process, is ignored for that moment.
+RELEASE_TERMINAL = ("import fcntl, os, signal, sys, termios\n"
+                    "signal.signal(signal.SIGHUP, signal.SIG_IGN)\n"
+                    "try:\n    fcntl.ioctl(0, termios.TIOCNOTTY)\nexcept OSError:\n    pass\n"
+                    "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"
+                    "os.execvp(sys.argv[1], sys.argv[1:])")
 # Set for the first shell only (its start-up file unsets it): `confirm` makes `exit`,
 # `logout` and Ctrl-D ask before ending the run; `plain` (input from a script) does not.
 MAIN_SHELL_ENV = "REBENCH_MAIN_SHELL"
@@ -44,16 +52,16 @@ BASHRC = r"""# rebench: the participant's shell (generated; see agents/human_she
 HISTFILE=/tmp/.bash_history   # not in the workspace; every command is logged by the harness
 HISTCONTROL=
 HISTIGNORE=
-__rebench_last=
-__rebench_prompt() {
-  local status=$? line
+# Each command is logged as it starts (PS0 is expanded after a line is read, before it runs).
+__rebench_log() {
+  local line
   line=$(HISTTIMEFORMAT= builtin history 1)
-  if [ -n "$line" ] && [ "$line" != "$__rebench_last" ]; then
-    __rebench_last=$line
-    __rebench_left=$(rebench-task _prompt "$status" "$line" "$$" 2>/dev/null)
-  else
-    __rebench_left=$(rebench-task _prompt 2>/dev/null)
-  fi
+  [ -n "$line" ] && rebench-task _prompt started "$line" "$$" >/dev/null 2>&1
+}
+PS0='$(__rebench_log)'
+__rebench_prompt() {
+  local status=$?
+  __rebench_left=$(rebench-task _prompt 2>/dev/null)
   return $status
 }
 PROMPT_COMMAND=__rebench_prompt
@@ -152,9 +160,10 @@ def recorded_argv(inner: list[str], recording: Recording | None) -> list[str]:
     take = [sys.executable, "-I", "-S", "-c", TAKE_TERMINAL]
     if recording is None:
         return inner
+    release = [sys.executable, "-I", "-S", "-c", RELEASE_TERMINAL]
     # -f: flush every write (the harness kills `script` at the deadline); -e: its exit
     # status is the shell's; `exec`: the sandbox's parent is `script` itself, so the
     # sandbox dies with it.
     return [*take, "script", "-q", "-f", "-e",
             "--log-out", str(recording.log), "--log-timing", str(recording.timing),
-            "-c", "exec " + shlex.join(inner)]
+            "-c", "exec " + shlex.join([*release, *inner])]
