@@ -98,8 +98,10 @@ def format_status(session: Session) -> str:
     valid = [e for e in entries if e.valid and math.isfinite(e.normalized)]
     if visible and valid:
         best = max(valid, key=lambda e: e.normalized)
+        counts = ("its best score" if session.run.record.aggregation == "best"
+                  else "its last valid score")
         lines.append(f"best so far: #{best.index}, normalized {_fmt(best.normalized)} "
-                     "(the run counts its best score)")
+                     f"(the run counts {counts})")
     lines.append(time_text(session))
     return "\n".join(lines)
 

@@ -42,7 +42,10 @@ _ALT_OFF = (b"\x1b[?1049l", b"\x1b[?1047l", b"\x1b[?47l")
 
 
 def warning_text(mark_s: float) -> str:
-    left = f"{int(mark_s // 3600)} hour" if mark_s >= 3600 else f"{int(mark_s // 60)} min"
+    if mark_s >= 3600:
+        left = f"{int(mark_s // 3600)} hour"
+    else:
+        left = f"{int(mark_s // 60)} min" if mark_s >= 60 else f"{int(mark_s)} s"
     return (f"\r\n\a\x1b[1m--- rebench: {left} of working time left. Scoring counts against "
             "it; at 0 the shell is stopped and the final score runs. ---\x1b[0m\r\n")
 
