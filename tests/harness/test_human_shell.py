@@ -19,6 +19,7 @@ from rebench.agents.human import HumanAgent
 from rebench.core.score import ScoreResult
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
+from rebench.harness.resume import verify_run
 from rebench.harness.run import Run, create_run
 from rebench.sandbox import Isolation
 
@@ -178,6 +179,7 @@ def test_a_person_at_a_terminal(prepared_env: str, isolation: Isolation, tmp_pat
     replay = subprocess.run(["scriptreplay", "--log-timing", str(timing), "--log-out",
                              str(log), "--divisor", "1000"], capture_output=True, check=True)
     assert b"24 80" in replay.stdout and b"the run goes on" in replay.stdout
+    assert verify_run(run.run_dir).ok
 
 
 def test_hard_stop_warns_then_restores_a_full_screen_terminal(

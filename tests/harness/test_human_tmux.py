@@ -53,7 +53,13 @@ class Tmux:
         raise AssertionError(f"no prompt after {timeout} s:\n{self.screen()}")
 
     def keys(self, *keys: str) -> None:
+        """Key names (Enter, C-d)."""
         self("send-keys", "-t", "p", *keys)
+
+    def line(self, text: str) -> None:
+        """`text` typed as it is (`end` is not the End key), then Enter."""
+        self("send-keys", "-t", "p", "-l", text)
+        self.keys("Enter")
 
 
 @pytest.mark.usefixtures("prepared_env")
@@ -78,19 +84,19 @@ def test_participant_in_tmux(tmp_path: Path) -> None:
         tmux.wait_prompt()
         tmux("resize-window", "-t", "p", "-x", "80", "-y", "24")
         time.sleep(0.5)
-        tmux.keys("clear; stty size", "Enter")
+        tmux.line("clear; stty size")
         tmux.wait_for("24 80")
         tmux.wait_prompt()
-        tmux.keys("rebench-task score", "Enter")
+        tmux.line("rebench-task score")
         tmux.wait_for("score #1: valid", timeout=BUDGET_S)
         tmux.wait_prompt()
-        tmux.keys("python -c 'import torch; print(\"torch\", torch.__version__)'", "Enter")
+        tmux.line("python -c 'import torch; print(\"torch\", torch.__version__)'")
         tmux.wait_for("torch 2.")
         tmux.wait_prompt()
         tmux.wait_for("1 min of working time left", timeout=BUDGET_S)
-        tmux.keys("exit", "Enter")
+        tmux.line("exit")
         tmux.wait_for('Type "end"')
-        tmux.keys("end", "Enter")
+        tmux.line("end")
         screen = tmux.wait_for("normalized score", timeout=90)
         assert "Traceback" not in screen
     finally:

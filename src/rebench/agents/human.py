@@ -148,8 +148,9 @@ class HumanAgent:
             if saved is not None:
                 with contextlib.suppress(termios.error):
                     termios.tcsetattr(in_fd, termios.TCSADRAIN, saved)
+            restore = restore_bytes(screen) if os.isatty(out_fd) else b""
             with contextlib.suppress(OSError):
-                os.write(out_fd, restore_bytes(screen) + (TIME_UP if session.expired else b""))
+                os.write(out_fd, restore + (TIME_UP if session.expired else b""))
             os.close(master)
             if slave >= 0:
                 os.close(slave)
