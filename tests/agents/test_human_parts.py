@@ -95,3 +95,19 @@ def test_attach_refuses_what_is_not_a_terminal(tmp_path: Path) -> None:
         os.close(r)
         os.close(w)
 
+
+
+def test_the_guide_names_every_participant_command() -> None:
+    from click.testing import CliRunner
+
+    from rebench.agents.task_cli import COMMANDS
+    from rebench.cli import main
+
+    guide = (Path(__file__).parents[2] / "docs" / "human-baselines.md").read_text()
+    for command in COMMANDS:
+        assert f"rebench-task {command}" in guide, command
+    for needle in ("rebench attach RUN", "rebench resume RUN", "scriptreplay", "tmux",
+                   "shell_command", "Protocol"):
+        assert needle in guide, needle
+    result = CliRunner().invoke(main, ["attach", "--help"])
+    assert result.exit_code == 0 and "another shell" in result.output
