@@ -77,6 +77,14 @@ def test_shell_with_rebench_task(prepared_env: str, isolation: Isolation,
 
 
 @pytest.mark.usefixtures("fake_scorer")
+def test_local_isolation_shell_has_rebench_task(prepared_env: str, tmp_path: Path) -> None:
+    holder: list[Path] = []
+    out = drive(b"rebench-task time; echo $SHELL\nexit\n", holder, prepared_env,
+                Isolation.LOCAL, tmp_path / "runs")
+    assert "working time used" in out and "/rebench-shell" in out
+
+
+@pytest.mark.usefixtures("fake_scorer")
 def test_shell_is_killed_at_the_deadline(prepared_env: str, isolation: Isolation,
                                          tmp_path: Path) -> None:
     holder: list[Path] = []

@@ -103,6 +103,9 @@ class HumanAgent:
         return text.replace("\n", "\r\n")
 
     def _attached_shell(self, session: Session, task_dir: Path, fd: int) -> None:
+        if self._ending.is_set() or session.expired:
+            os.write(fd, b"rebench: the run is ending; no new shell\r\n")
+            return
         with self._attach_lock:
             self._attached += 1
             label = f"attach{self._attached}"

@@ -27,7 +27,8 @@ from pathlib import Path
 
 from rebench.agents import task_cli
 from rebench.harness.session import Session
-from rebench.sandbox import make_sandbox
+from rebench.sandbox import Isolation, make_sandbox
+from rebench.sandbox.local import child_env
 
 # Becomes a session leader (under bwrap's pid-1 init it is not), takes the terminal on
 # stdin as the controlling one (job control, Ctrl-C, SIGWINCH), then execs argv[1:].
@@ -128,8 +129,11 @@ def sandboxed_shell_argv(session: Session, task_dir: Path, main: bool,
         env[MAIN_SHELL_ENV] = "confirm" if interactive else "plain"
     config = dataclasses.replace(base, extra_ro=(*base.extra_ro, task_dir), env=env)
     bash = ["bash", "--noprofile", "--rcfile", str(task_dir / "bashrc"), "-i"]
-    return make_sandbox(session.run.isolation, config).wrap(
-        [sys.executable, "-I", "-S", "-c", TAKE_TERMINAL, *bash])
+    inner = [sys.executable, "-I", "-S", "-c", TAKE_TERMINAL, *bash]
+    if session.run.isolation is Isolation.LOCAL:  # no sandbox to set the environment
+        inner = ["env", "-i", *(f"{k}={v}" for k, v in child_env(config, None).items()),
+                 *inner]
+    return make_sandbox(session.run.isolation, config).wrap(inner)
 
 
 @dataclass(frozen=True)
