@@ -133,7 +133,8 @@ def sandboxed_shell_argv(session: Session, task_dir: Path, main: bool,
     if session.run.isolation is Isolation.LOCAL:  # no sandbox to set the environment
         inner = ["env", "-i", *(f"{k}={v}" for k, v in child_env(config, None).items()),
                  *inner]
-    return make_sandbox(session.run.isolation, config).wrap(inner)
+    # In the run's process group: frozen during official scores, killed at the hard stop.
+    return make_sandbox(session.run.isolation, config, share_with=session.sandbox).wrap(inner)
 
 
 @dataclass(frozen=True)
