@@ -144,7 +144,8 @@ def _toolchain_paths() -> list[Path]:
     return [_real(p) for p in (rustup, cargo) if p.is_dir()]
 
 
-def _hidden_in_site_packages(mounted: list[Path]) -> list[Path]:
+@functools.cache
+def _hidden_in_site_packages(mounted: tuple[Path, ...]) -> tuple[Path, ...]:
     """rebench and the corpus packages wherever they lie below a mounted Python folder."""
     hidden = []
     for base in mounted:
@@ -156,7 +157,7 @@ def _hidden_in_site_packages(mounted: list[Path]) -> list[Path]:
         for name in _HIDDEN_PACKAGES:  # a PYTHONPATH entry used as a package root
             if (base / name).exists():
                 hidden.append(base / name)
-    return hidden
+    return tuple(hidden)
 
 
 def _mount_args(config: SandboxConfig) -> list[str]:
@@ -176,7 +177,7 @@ def _mount_args(config: SandboxConfig) -> list[str]:
         ops.append((len(path.parts), 0, ["--bind", str(path), str(path)]))
     bound = [Path(op[2][1]) for op in ops]
     hidden = {_real(p) for p in (*config.hidden, *_sensitive_paths())}
-    hidden |= set(_hidden_in_site_packages(python))
+    hidden |= set(_hidden_in_site_packages(tuple(python)))
     for path in hidden:
         if any(path.is_relative_to(b) and path != b for b in bound):
             ops.append((len(path.parts), 1, _hide_args(path)))
