@@ -17,10 +17,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "harness_core"))
 
-from race_attack import SECRET, Arena, Flipper  # noqa: E402
+from race_attack import SECRET, Arena, Flipper
 
-from rebench.sandbox import Isolation, SandboxConfig, make_sandbox  # noqa: E402
-from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath, read_beneath  # noqa: E402
+from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
+from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath, read_beneath
 
 
 def naive_read(root: Path, rel: str) -> bytes:
