@@ -15,10 +15,10 @@ import pytest
 
 from rebench.core.discovery import environment_ids, load_spec
 from rebench.core.paths import cache_root, env_cache_dir, key_file, runs_root
-from rebench.harness.context import ScoringContext, profile_limits
 from rebench.harness.score_log import master_key
 from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
 from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring.context import ScoringContext, profile_limits
 
 pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
 

@@ -17,9 +17,10 @@ ENV_ID = "triton_cumsum"  # its cpu profile prepares instantly and scores in sec
 
 
 def fake_official_score(spec: object, profile: object, snapshot_dir: Path,
-                        isolation: object, timeout_s: float | None = None) -> ScoreResult:
+                        isolation: object, timeout_s: float | None = None,
+                        kind: object = None) -> ScoreResult:
     """A scorer that takes no time: raw = lines of solution.py / 100 (NaN if missing)."""
-    del spec, profile, isolation, timeout_s
+    del spec, profile, isolation, timeout_s, kind
     solution = snapshot_dir / "solution.py"
     if not solution.is_file():
         return ScoreResult.invalid("no solution.py")

@@ -9,6 +9,7 @@ One JSON object a line, `action` one of:
     {"action": "score"}
     {"action": "sleep", "seconds": 5}
     {"action": "time_left"}
+    {"action": "service", "name": "experiments", "request": {...}}   (a run-scoped service)
 
 Any action may carry `"at": SECONDS`: wait until the run's working clock reaches it first
 (to reproduce a trajectory's timing). Blank lines and lines starting with `#` are skipped.
@@ -39,6 +40,7 @@ _REQUIRED: dict[str, dict[str, type | tuple[type, ...]]] = {
     "score": {},
     "sleep": {"seconds": (int, float)},
     "time_left": {},
+    "service": {"name": str, "request": dict},
 }
 _OPTIONAL: dict[str, type | tuple[type, ...]] = {
     "timeout": (int, float), "content": str, "content_b64": str, "at": (int, float),
@@ -188,6 +190,8 @@ def perform(session: Session, action: Action) -> Any:
         return session.read_file(args["path"])
     if action.kind == "score":
         return session.score()
+    if action.kind == "service":
+        return session.call_service(args["name"], dict(args["request"]))
     if action.kind == "sleep":
         session.events.emit("sleep", seconds=float(args["seconds"]))
         return _wait(session, float(args["seconds"]))

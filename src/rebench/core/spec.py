@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rebench.core.errors import SpecError, UnknownProfileError
+from rebench.core.service import ServiceSpec
 
 ParamValue = int | float | str | bool
 
@@ -93,6 +94,8 @@ class EnvironmentSpec:
     # Modules of the environment's package (e.g. "child") that untrusted children import
     # inside the sandbox; only these are copied into its child runtime (sandbox/runtime.py).
     child_modules: tuple[str, ...] = ()
+    # Run-scoped trusted services the agent may call (core/service.py, services/host.py).
+    services: tuple[ServiceSpec, ...] = ()
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
 

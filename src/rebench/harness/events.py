@@ -33,6 +33,8 @@ EVENT_TYPES = frozenset({
     "final_score", "run_end", "clock_pause", "clock_unpause", "note",
     # the human agent: a shell opened or closed (with its recording), a command it ran
     "shell_start", "shell_end", "shell_command",
+    # a scoring the harness failed (not the agent's score); run-scoped trusted services
+    "harness_error", "service_call", "service_event",
 })
 
 

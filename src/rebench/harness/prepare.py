@@ -13,8 +13,8 @@ from rebench.core.errors import NotPreparedError
 from rebench.core.hashing import file_sha256
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.context import PrepareContext, ProgressFn, no_progress
 from rebench.harness.workspace import PREPARED_MARKER
+from rebench.scoring.context import PrepareContext, ProgressFn, no_progress
 
 
 def tree_checksums(root: Path) -> dict[str, str]:

@@ -33,6 +33,7 @@ from rebench.harness.score_log import append_entry, last_hash, read_log
 from rebench.harness.scoring import official_score, snapshot_digest, snapshot_solution
 from rebench.harness.workspace import apply_starting_recipe, populate_workspace
 from rebench.sandbox import Isolation, Sandbox
+from rebench.scoring.contract import ScoreKind
 
 
 def now_iso() -> str:
@@ -182,7 +183,9 @@ class Run:
                 return ScoreResult.invalid(f"could not snapshot the solution: {exc}"), None
             notify()
             digest = snapshot_digest(snapshot)
-            return official_score(self.spec, self.profile, snapshot, self.isolation), digest
+            result = official_score(self.spec, self.profile, snapshot, self.isolation,
+                                    kind=ScoreKind(kind))
+            return result, digest
         finally:
             if sandbox is not None:
                 sandbox.thaw()

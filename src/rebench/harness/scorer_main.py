@@ -11,8 +11,9 @@ from pathlib import Path
 
 from rebench.core.discovery import load_spec
 from rebench.core.score import ScoreResult
-from rebench.harness.context import ScoringContext
 from rebench.sandbox import Isolation
+from rebench.scoring.context import ScoringContext
+from rebench.scoring.contract import ScoreKind
 
 
 def _deny_memory_reads() -> None:
@@ -40,6 +41,7 @@ def run_request(request: dict[str, object]) -> ScoreResult:
         scratch_dir=Path(str(request["scratch_dir"])),
         isolation=Isolation(str(request["isolation"])),
         hidden=tuple(Path(str(p)) for p in request.get("hidden", []) or []),  # type: ignore[attr-defined]
+        kind=ScoreKind(str(request.get("kind", ScoreKind.FINAL.value))),
     )
     scoring = importlib.import_module(f"rebench.environments.{spec.id}.scoring")
     try:

@@ -19,6 +19,7 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
 from rebench.sandbox.local import kill_group
 from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath
+from rebench.scoring.contract import ScoreKind
 
 # Seconds granted beyond the profile's scoring timeout for process start-up and teardown.
 SCORER_GRACE_S = 30.0
@@ -57,6 +58,7 @@ def official_score(
     snapshot_dir: Path,
     isolation: Isolation,
     timeout_s: float | None = None,
+    kind: ScoreKind = ScoreKind.FINAL,
 ) -> ScoreResult:
     """Score a snapshot in a fresh scorer process; never raises for a bad submission.
 
@@ -76,6 +78,7 @@ def official_score(
             "scratch_dir": str(scratch),
             "isolation": isolation.value,
             "hidden": [str(runs_root())],
+            "kind": kind.value,
         }
         request_path, result_path = tmp / "request.json", tmp / "result.json"
         request_path.write_text(json.dumps(request))

@@ -12,16 +12,20 @@ import contextlib
 import os
 import subprocess
 import threading
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from rebench.core.errors import RebenchError, ScoringHarnessError
 from rebench.core.instructions import render_instructions
-from rebench.harness.context import profile_limits
+from rebench.core.service import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
+from rebench.scoring.context import profile_limits
+from rebench.services.host import ServiceHost
 
 
 class OutOfTimeError(RebenchError):
@@ -36,7 +40,9 @@ class Session:
     def __init__(self, run: Run, events: EventLog | None = None) -> None:
         self.run = run
         self.events = events or EventLog(run.run_dir / "events.jsonl", run.clock)
-        self.sandbox: Sandbox = make_sandbox(run.isolation, workspace_config(run))
+        self.services = start_services(run, self.events)
+        self.sandbox: Sandbox = make_sandbox(
+            run.isolation, workspace_config(run, self.services.socket_dir))
         self.sandbox.create()
         run.agent_sandbox = self.sandbox  # frozen during the agent's official scores
         self._expired = threading.Event()
@@ -103,6 +109,11 @@ class Session:
                          normalized=entry.normalized, message=entry.message, fsync=True)
         return agent_view(entry, self.run.spec.score_visible_to_agent)
 
+    def call_service(self, name: str, request: dict[str, Any]) -> dict[str, Any]:
+        """Call one of the run's trusted services (metered and logged by the host)."""
+        self._check_time("service")
+        return self.services.call(name, request)
+
     def time_left(self) -> float:
         return self.run.time_left_s()
 
@@ -138,9 +149,31 @@ class Session:
         self.run.agent_sandbox = None
         self.kill_tracked()
         self.sandbox.destroy()
+        self.services.close()
 
 
-def workspace_config(run: Run) -> SandboxConfig:
+def start_services(run: Run, events: EventLog) -> ServiceHost:
+    """The run's services, started (none for most environments)."""
+    from rebench.core.paths import env_cache_dir
+
+    def emit(kind: str, fields: Mapping[str, Any]) -> None:
+        events.emit(kind, **dict(fields))
+
+    def service_emit(kind: str, fields: Mapping[str, Any]) -> None:
+        events.emit("service_event", event=kind, **dict(fields))
+
+    def context(scratch: Path) -> ServiceContext:
+        return ServiceContext(
+            spec=run.spec, profile=run.profile,
+            assets_dir=env_cache_dir(run.spec.id, run.profile.name), scratch_dir=scratch,
+            emit=service_emit, clock_paused=run.clock.paused)
+
+    host = ServiceHost(run.spec.services, context, emit)
+    host.start()
+    return host
+
+
+def workspace_config(run: Run, services_dir: Path | None = None) -> SandboxConfig:
     """The agent's sandbox: its workspace read-write; the run's protected/ and every other
     run hidden (the whole runs root is hidden, the workspace re-bound inside it)."""
     env = {"REBENCH_PROFILE": run.profile.name, "REBENCH_ENV": run.spec.id}
@@ -154,6 +187,7 @@ def workspace_config(run: Run) -> SandboxConfig:
         hidden=(run.run_dir.parent, run.protected),
         env=env,
         limits=profile_limits(run.profile),
+        services_dir=services_dir,
     )
 
 

@@ -9,8 +9,8 @@ from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
-from rebench.harness.context import profile_limits
 from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
+from rebench.scoring.context import profile_limits
 
 PREPARED_MARKER = "prepared.json"
 

@@ -30,7 +30,8 @@ class SandboxConfig:
     `limits` caps the sandbox's process tree (memory, pids, file size); `runtime_modules`
     are rebench modules copied into the sandbox's child runtime (see runtime.py);
     `host_shm` binds the host's /dev/shm (CUDA IPC with a trusted parent) instead of a
-    private one.
+    private one. `services_dir` (the run's service sockets) is bound read-only at
+    /run/rebench-services.
     """
 
     workdir: Path
@@ -44,6 +45,7 @@ class SandboxConfig:
     limits: Limits | None = None
     runtime_modules: tuple[str, ...] = ()
     host_shm: bool = False
+    services_dir: Path | None = None
 
 
 @dataclass(frozen=True)

@@ -34,6 +34,7 @@ from rebench.sandbox.limits import Limits, ProcessGroup, launcher_argv, rlimits_
 from rebench.sandbox.local import child_env, workdir_relative
 from rebench.sandbox.runtime import RUNTIME_MOUNT, runtime_dir
 from rebench.sandbox.safefs import read_beneath, write_beneath
+from rebench.services.client import SERVICES_ENV, SERVICES_MOUNT
 
 # Namespace and privilege flags, strongest first; the first set this machine accepts is used.
 # `--unshare-user --disable-userns` stops code inside from building a user namespace of its
@@ -183,8 +184,10 @@ def _mount_args(config: SandboxConfig) -> list[str]:
             ops.append((len(path.parts), 1, _hide_args(path)))
     ops.sort(key=lambda op: (op[0], op[1]))
     runtime = runtime_dir(tuple(config.runtime_modules))
+    services = (["--ro-bind", str(config.services_dir), SERVICES_MOUNT]
+                if config.services_dir is not None else [])
     return [*(arg for _, _, args in ops for arg in args),
-            "--ro-bind", str(runtime), RUNTIME_MOUNT]
+            "--ro-bind", str(runtime), RUNTIME_MOUNT, *services]
 
 
 def _run_dir_args(network: bool) -> list[str]:
@@ -211,9 +214,13 @@ def _gpu_args(host_shm: bool) -> list[str]:
 
 
 def sandbox_env(config: SandboxConfig, env: Mapping[str, str]) -> dict[str, str]:
-    """The environment inside: the child runtime first on PYTHONPATH and PATH."""
+    """The environment inside: the child runtime first on PYTHONPATH, its commands
+    (rebench-service) on PATH, the services' folder when the run has services."""
     out = dict(env)
     out["PYTHONPATH"] = RUNTIME_MOUNT
+    out["PATH"] = f"{RUNTIME_MOUNT}/bin:{out.get('PATH', '/usr/bin:/bin')}"
+    if config.services_dir is not None:
+        out[SERVICES_ENV] = SERVICES_MOUNT
     return out
 
 

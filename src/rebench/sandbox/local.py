@@ -11,6 +11,7 @@ from pathlib import Path
 from rebench.sandbox.base import ExecResult, Isolation, SandboxConfig
 from rebench.sandbox.process import MAX_OUTPUT_BYTES, kill_group, run_process_group
 from rebench.sandbox.safefs import UnsafePathError, read_beneath, write_beneath
+from rebench.services.client import SERVICES_ENV
 
 MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers of the old name
 
@@ -34,6 +35,8 @@ def child_env(config: SandboxConfig, extra: Mapping[str, str] | None) -> dict[st
     if "RUSTUP_HOME" not in env and rustup.is_dir():
         env["RUSTUP_HOME"] = str(rustup)
     env["HOME"] = str(config.workdir)
+    if config.services_dir is not None:
+        env[SERVICES_ENV] = str(config.services_dir)
     env.update(config.env)
     if extra:
         env.update(extra)

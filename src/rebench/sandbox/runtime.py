@@ -16,6 +16,7 @@ import functools
 import importlib.util
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,7 +25,9 @@ from pathlib import Path
 RUNTIME_MOUNT = "/opt/rebench-runtime"
 # Always present: the persistent sandbox's command server and its helpers.
 CORE_MODULES = ("rebench.sandbox.inner", "rebench.sandbox.process", "rebench.sandbox.base",
-                "rebench.sandbox.limits")
+                "rebench.sandbox.limits", "rebench.services.client")
+# Commands on PATH inside every sandbox: name -> the runtime module whose main(argv) runs.
+COMMANDS = {"rebench-service": "rebench.services.client"}
 
 
 class RuntimeModuleError(RuntimeError):
@@ -55,8 +58,13 @@ def runtime_dir(modules: tuple[str, ...]) -> Path:
     root = Path(tempfile.mkdtemp(prefix="rebench-runtime-"))
     for module in sorted({*CORE_MODULES, *modules}):
         _place(root, module)
+    (root / "bin").mkdir()
+    for command, module in COMMANDS.items():
+        (root / "bin" / command).write_text(
+            f"#!{sys.executable} -IS\nimport sys\nsys.path.insert(0, {RUNTIME_MOUNT!r})\n"
+            f"from {module} import main\nsys.exit(main(sys.argv[1:]))\n")
     for path in [root, *root.rglob("*")]:
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        os.chmod(path, 0o755 if path.is_dir() or path.parent.name == "bin" else 0o644)
     atexit.register(shutil.rmtree, root, True)
     return root
 
