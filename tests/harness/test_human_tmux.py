@@ -25,7 +25,7 @@ LAUNCHER = """
 import sys, time
 from rebench.core.score import ScoreResult
 
-def fake_official_score(spec, profile, snapshot_dir, isolation, timeout_s=None):
+def fake_official_score(spec, profile, snapshot_dir, isolation, timeout_s=None, kind=None):
     time.sleep(1.0)
     lines = len((snapshot_dir / "solution.py").read_text().splitlines())
     return ScoreResult(raw=lines / 100, message={"lines": lines})
