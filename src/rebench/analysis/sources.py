@@ -2,7 +2,9 @@
 
 CSV format (one row per score event; `rebench report --from-csv`):
     required: env, agent, run_id, time_limit_s, working_s, normalized
-    optional: env_version, profile, wall_s, raw, valid, kind
+    optional: env_version, profile, wall_s, raw, valid, kind,
+              scale (normalized, the default, or metr_capped; one per file),
+              left_out (a reason: the run is listed as left out, not counted)
 An empty or non-numeric `normalized` is an invalid score. Environments this installation does not
 have are scored by the paper's rule (small_scaling_law: last valid score, hidden from the agent).
 """
@@ -15,7 +17,15 @@ import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from rebench.analysis.table import COLUMNS, EnvRule, Run, RunTable, ScoreEvent, make_run
+from rebench.analysis.table import (
+    COLUMNS,
+    EnvRule,
+    Run,
+    RunTable,
+    ScoreEvent,
+    ScoreScale,
+    make_run,
+)
 from rebench.analysis.table import installed_rule as default_rule
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
@@ -197,8 +207,21 @@ def _csv_event(row: dict[str, str], lineno: int) -> ScoreEvent:
     )
 
 
+def _csv_scale(values: set[str], path: Path) -> ScoreScale:
+    values = {v for v in values if v} or {ScoreScale.NORMALIZED.value}
+    if len(values) > 1:
+        raise CsvFormatError(f"{path}: rows on different scales {sorted(values)}")
+    try:
+        return ScoreScale(values.pop())
+    except ValueError:
+        known = ", ".join(s.value for s in ScoreScale)
+        raise CsvFormatError(f"{path}: unknown scale (known: {known})") from None
+
+
 def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
     """Runs from a CSV of score events (see the module docstring for the columns)."""
+    scales: set[str] = set()
+    left_out: dict[str, str] = {}
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in CSV_REQUIRED if c not in (reader.fieldnames or [])]
@@ -207,6 +230,10 @@ def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
         by_run: dict[str, list[ScoreEvent]] = {}
         for lineno, row in enumerate(reader, start=2):
             event = _csv_event(row, lineno)
+            scales.add((row.get("scale") or "").strip())
+            reason = (row.get("left_out") or "").strip()
+            if reason:
+                left_out[event.run_id] = reason
             by_run.setdefault(event.run_id, []).append(event)
     runs = []
     for run_id, events in by_run.items():
@@ -214,17 +241,21 @@ def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
         if any((e.env_id, e.agent, e.time_limit_s) != (first.env_id, first.agent,
                                                          first.time_limit_s) for e in events):
             raise CsvFormatError(f"{path}: run {run_id} mixes environments, agents or limits")
-        runs.append(make_run(events, rule_for(first.env_id)))
+        if run_id not in left_out:
+            runs.append(make_run(events, rule_for(first.env_id)))
     runs.sort(key=lambda r: (r.env_id, r.agent, r.time_limit_s, r.run_id))
-    return RunTable(tuple(runs), (), f"CSV {path}")
+    problems = tuple(f"{run_id}: {reason}; run left out"
+                     for run_id, reason in sorted(left_out.items()))
+    return RunTable(tuple(runs), problems, f"CSV {path}", _csv_scale(scales, path))
 
 
 def write_csv(table: RunTable, path: Path) -> None:
     """The tidy table as CSV, readable again with `from_csv` (env_id is written as `env`)."""
-    header = ["env" if c == "env_id" else c for c in COLUMNS]
+    header = ["env" if c == "env_id" else c for c in COLUMNS] + ["scale"]
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for event in table.events():
             row = event.to_json()
-            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS]
+                            + [table.scale.value])
