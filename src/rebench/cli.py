@@ -67,7 +67,9 @@ class RebenchGroup(click.Group):
             return super().invoke(ctx)
         except RebenchError as exc:
             # escape: messages quote YAML, paths and code, where `[...]` is not markup
-            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False)
+            # soft_wrap: one line however narrow the terminal (the terminal wraps it)
+            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                          soft_wrap=True)
             sys.exit(2)
 
 

@@ -11,13 +11,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
+from rich.console import Console
 from rich.table import Table
 
 from rebench.harness.records import RunMark as RunMarkChoices
 
 if TYPE_CHECKING:
-    from rich.console import RenderableType
-
     from rebench.agents.base import Agent
     from rebench.harness.batch import BatchJob
     from rebench.harness.records import OperatorMark, RunRecord
@@ -63,10 +62,10 @@ def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
     except ValueError as exc:
         raise RebenchError(str(exc)) from None
     the_agent = make_agent(agent)
+    root = ensure_runs_root(runs_root())
     spec = load_spec(env_id)
     require_prepared(spec, spec.profile(profile))  # before any run folder exists
     iso = resolve_isolation(isolation)
-    root = ensure_runs_root(runs_root())
     with discard_unstarted_runs(root):
         the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed, root=root)
     console.print(f"run {the_run.record.run_id} in {the_run.run_dir}")
@@ -250,7 +249,7 @@ def runs(env_id: str | None, limit: int) -> None:
             if env_id is None or r.env_id == env_id]
     out.print(f"runs in {runs_root()}" + (f" ({len(rows) - limit} older not shown)"
                                           if len(rows) > limit else ""))
-    out.print(runs_table(rows[:limit], out.width))
+    print_runs(out, rows[:limit])
 
 
 @dataclass(frozen=True)
@@ -287,11 +286,10 @@ _RUN_COLUMNS = (
 )
 
 
-def runs_table(rows: list[RunRow], width: int) -> RenderableType:
-    """The widest table of runs that fits `width` columns; below that, two lines per run."""
+def print_runs(console: Console, rows: list[RunRow]) -> None:
+    """The widest table of runs that fits the console; below that, two lines per run, the
+    run id printed whole (the terminal wraps it, so a copy of it is still one id)."""
     from rich import box
-    from rich.console import Console, Group
-    from rich.text import Text
 
     attr = {"run id": "run_id", "env": "env_id", "profile": "profile", "agent": "agent",
             "budget": "budget", "status": "status", "score": "score"}
@@ -302,13 +300,13 @@ def runs_table(rows: list[RunRow], width: int) -> RenderableType:
             table.add_column(col, no_wrap=True, justify="right" if col == "score" else "left")
         for row in rows:
             table.add_row(*(getattr(row, attr[c]) for c in columns))
-        if measure.measure(table).maximum <= width:
-            return table
-    lines: list[Text] = []
+        if measure.measure(table).maximum <= console.width:
+            console.print(table)
+            return
     for row in rows:
-        lines.append(Text(row.run_id, style="bold"))
-        lines.append(Text(f"  {row.profile} {row.budget} {row.status} score {row.score}"))
-    return Group(*lines)
+        console.print(row.run_id, style="bold", soft_wrap=True, highlight=False)
+        console.print(f"  {row.profile} {row.budget} {row.status} score {row.score}",
+                      highlight=False)
 
 
 @click.command()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
+from typing import IO, Any
 
 import click
 
@@ -100,6 +101,9 @@ class ReportError(click.ClickException):
     command runs on its own (the example scripts call it outside the `rebench` group)."""
 
     exit_code = 2
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
 
 
 def _writable(folder: Path) -> Path:
