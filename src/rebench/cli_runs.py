@@ -120,7 +120,7 @@ def _interrupted(the_run: Run) -> NoReturn:
 
     if mark_interrupted(the_run.record, the_run.working_s(), "interrupted (Ctrl-C)"):
         the_run.save()
-        events_for(the_run).emit("run_interrupted", fsync=True)
+        events_for(the_run).emit("note", text="run interrupted (Ctrl-C)", fsync=True)
     end_child_processes()
     console.print(f"[yellow]interrupted[/]: run {the_run.record.run_id} is not finished; "
                   f"resume with `rebench resume {the_run.record.run_id}`", markup=True,

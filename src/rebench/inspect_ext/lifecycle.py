@@ -166,4 +166,5 @@ def interrupt_session(session: Session) -> None:
     with run.finish_lock:
         if mark_interrupted(run.record, run.working_s(), "interrupted (Inspect eval cancelled)"):
             run.save()
-            session.events.emit("run_interrupted", fsync=True)
+            session.events.emit("note", text="run interrupted (Inspect eval cancelled)",
+                                fsync=True)
