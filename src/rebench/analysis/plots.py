@@ -97,12 +97,18 @@ def budget_figure(report: Report) -> Figure:
     for agent in report.table.agents():
         points = [s for s in report.curve if s.agent == agent]
         label: str | None = _text(agent)
+        # Humans on top: their few points must not hide behind an agent's marker.
+        zorder = 3.0 if agent.lower().startswith("human") else 2.0
         for segment in curve_segments(points):
             x = [s.budget_s for s in segment]
+            if len(segment) == 1:  # a lone point has no band: an error bar instead
+                ax.errorbar(x, [segment[0].mean], yerr=[[segment[0].mean - segment[0].lo],
+                                                        [segment[0].hi - segment[0].mean]],
+                            color=colors[agent], lw=1, capsize=3, zorder=zorder)
             ax.fill_between(x, [s.lo for s in segment], [s.hi for s in segment],
                             color=colors[agent], alpha=0.15, lw=0)
             ax.plot(x, [s.mean for s in segment], color=colors[agent], lw=1.8,
-                    label=label, marker="o", ms=5,
+                    label=label, marker="o", ms=5, zorder=zorder,
                     mfc=colors[agent] if segment[0].complete else "white")
             label = None
     ticks = _budget_ticks(report.budgets)
