@@ -112,22 +112,28 @@ def _drive(the_run: Run, the_agent: Agent) -> None:
 def _interrupted(the_run: Run) -> NoReturn:
     """Record the run as interrupted, end its child processes, tell how to resume, exit 130."""
     import os
+    import signal
     import sys
 
     from rebench.cli import console
     from rebench.harness.driver import events_for
     from rebench.harness.interrupt import end_child_processes, mark_interrupted
 
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    run_id = the_run.record.run_id
     if mark_interrupted(the_run.record, the_run.working_s(), "interrupted (Ctrl-C)"):
         the_run.save()
         events_for(the_run).emit("note", text="run interrupted (Ctrl-C)", fsync=True)
-    end_child_processes()
-    console.print(f"[yellow]interrupted[/]: run {the_run.record.run_id} is not finished; "
-                  f"resume with `rebench resume {the_run.record.run_id}`", markup=True,
-                  highlight=False)
+        console.print(f"[yellow]interrupted[/]: run {run_id} is not finished; resume with "
+                      f"`rebench resume {run_id}`", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"[yellow]interrupted[/]: run {run_id} had already finished",
+                      highlight=False, soft_wrap=True)
     sys.stdout.flush()
     sys.stderr.flush()
-    # Leave at once: a scoring thread woken by its killed scorer must not log a score.
+    # Then end the scorer and leave at once: a scoring thread woken by its killed scorer
+    # must not get to log a score.
+    end_child_processes()
     os._exit(130)
 
 

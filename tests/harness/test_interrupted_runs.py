@@ -115,6 +115,9 @@ def test_ctrl_c_of_rebench_run_is_interrupted_resumable_and_ends_the_scorer(
     assert record["status"] == "interrupted"
     time.sleep(0.5)
     assert not any(_alive(pid) for pid in scorers), "the scorer outlived its run"
+    log = run_dir / "protected" / "score_log.jsonl"
+    lines = log.read_text().splitlines() if log.is_file() else []
+    assert not any("scorer process died" in line for line in lines)  # no score from the kill
     last = json.loads((run_dir / "events.jsonl").read_text().splitlines()[-1])
     assert (last["type"], last["text"]) == ("note", "run interrupted (Ctrl-C)")
     table = from_run_dirs(root)
