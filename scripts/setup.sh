@@ -20,6 +20,13 @@ if ! command -v bwrap >/dev/null 2>&1; then
   fi
 fi
 
+# tmux: human baselines run inside it (docs/human-baselines.md), and its test drives one.
+if ! command -v tmux >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  echo "setup: installing tmux (apt-get)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux) \
+    >/dev/null 2>&1 || echo "setup: could not install tmux; the human-baseline tmux test will be skipped"
+fi
+
 stamp="$VENV/.rebench-setup"
 want=$(cat pyproject.toml scripts/setup.sh | sha256sum | cut -d' ' -f1)
 if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then

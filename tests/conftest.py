@@ -1,5 +1,5 @@
-"""Test-wide isolation: every test session gets its own cache, runs root and calibration
-file, so tests never touch ~/.cache/rebench or ./runs."""
+"""Test-wide isolation: every test session gets its own cache, runs root, calibration
+file and score-log key, so tests never touch ~/.cache/rebench, ./runs or the user's key."""
 
 from __future__ import annotations
 
@@ -13,10 +13,12 @@ import pytest
 @pytest.fixture(scope="session", autouse=True)
 def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("rebench-home")
-    saved = {k: os.environ.get(k) for k in ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION")}
+    names = ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION", "REBENCH_KEY_FILE")
+    saved = {k: os.environ.get(k) for k in names}
     os.environ["REBENCH_CACHE"] = str(root / "cache")
     os.environ["REBENCH_RUNS"] = str(root / "runs")
     os.environ["REBENCH_CALIBRATION"] = str(root / "calibration.json")
+    os.environ["REBENCH_KEY_FILE"] = str(root / "keys" / "score-log.key")
     yield root
     for key, value in saved.items():
         if value is None:

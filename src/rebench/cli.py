@@ -224,10 +224,12 @@ def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
     console.print(f"saved to {calibration_file()}")
 
 
+from rebench.agents.attach import attach_command  # noqa: E402
 from rebench.analysis.cli import report  # noqa: E402
 
 register_run_commands(main)
 main.add_command(report)
+main.add_command(attach_command)
 
 if __name__ == "__main__":
     main()

@@ -16,7 +16,7 @@ from rebench.core.calibration import (
 from rebench.core.duration import format_duration, parse_duration
 from rebench.core.errors import SpecError, UnknownProfileError
 from rebench.core.hardware import fingerprint
-from rebench.core.instructions import PLACEHOLDER
+from rebench.core.instructions import fill
 from rebench.core.normalize import AnchorSource
 from rebench.core.spec import Direction, EnvironmentSpec, Profile, SolutionRecipe
 
@@ -71,7 +71,7 @@ def test_format_duration() -> None:
 
 def test_placeholders_leave_code_braces_alone() -> None:
     text = "N = {n}; d = {'a': 1}; f'{x + 1}' {n}"
-    filled = PLACEHOLDER.sub(lambda m: {"n": "7"}.get(m.group(1), m.group(0)), text)
+    filled = fill(text, {"n": "7"})
     assert filled == "N = 7; d = {'a': 1}; f'{x + 1}' 7"
 
 

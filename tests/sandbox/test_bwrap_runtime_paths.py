@@ -1,5 +1,6 @@
-"""A checkout or virtualenv under /tmp (which every sandbox replaces with a fresh tmpfs) is
-re-bound read-only, so sandboxed Python children still find their interpreter."""
+"""The interpreter's folders are bound read-only, also from under /tmp (which every sandbox
+replaces with a fresh tmpfs), so sandboxed Python children find their interpreter; the
+fresh folders themselves and the OS folders are never bound as Python paths."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from rebench.sandbox.base import SandboxConfig
 def test_interpreter_under_tmp_is_rebound(monkeypatch: pytest.MonkeyPatch) -> None:
     with tempfile.TemporaryDirectory(dir="/tmp") as venv:
         monkeypatch.setattr(sys, "prefix", venv)
-        assert Path(venv).resolve() in bwrap._runtime_paths()
+        assert Path(venv).resolve() in bwrap._python_paths()
         args = bwrap._mount_args(SandboxConfig(workdir=Path(venv) / "ws"))
         i = args.index(str(Path(venv).resolve()))
         assert args[i - 1] == "--ro-bind"
@@ -25,5 +26,5 @@ def test_interpreter_under_tmp_is_rebound(monkeypatch: pytest.MonkeyPatch) -> No
 def test_tmp_itself_and_paths_elsewhere_are_not_rebound(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "prefix", "/tmp")
     monkeypatch.setattr(sys, "base_prefix", "/usr")
-    assert Path("/tmp") not in bwrap._runtime_paths()
-    assert Path("/usr") not in bwrap._runtime_paths()
+    assert Path("/tmp") not in bwrap._python_paths()
+    assert Path("/usr") not in bwrap._python_paths()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from rebench.sandbox import LocalSandbox, SandboxConfig
-from rebench.sandbox.local import child_env, safe_join
+from rebench.sandbox.local import child_env
 from rebench.sandbox.process import MAX_OUTPUT_BYTES, run_process_group
 
 
@@ -44,14 +44,21 @@ def test_output_is_bounded(tmp_path: Path) -> None:
     assert result.stdout.endswith("[output truncated: 4000000 more bytes dropped]")
 
 
-def test_safe_join_refuses_escapes(tmp_path: Path) -> None:
+def test_file_access_refuses_escapes(tmp_path: Path) -> None:
     (tmp_path / "ws").mkdir()
     (tmp_path / "secret").write_text("x")
     (tmp_path / "ws" / "link").symlink_to(tmp_path / "secret")
-    assert safe_join(tmp_path / "ws", "a/b.txt") == (tmp_path / "ws" / "a" / "b.txt").resolve()
-    for bad in ("../secret", "link", "/etc/passwd"):
+    (tmp_path / "ws" / "dirlink").symlink_to(tmp_path)
+    box = LocalSandbox(SandboxConfig(workdir=tmp_path / "ws"))
+    box.write_file("a/b.txt", b"ok")
+    assert box.read_file("a/b.txt") == b"ok"
+    assert box.read_file(str(tmp_path / "ws" / "a" / "b.txt")) == b"ok"
+    for bad in ("../secret", "link", "/etc/passwd", "dirlink/secret"):
         with pytest.raises(PermissionError):
-            safe_join(tmp_path / "ws", bad)
+            box.read_file(bad)
+        with pytest.raises(PermissionError):
+            box.write_file(bad, b"overwritten")
+    assert (tmp_path / "secret").read_text() == "x"
 
 
 def test_child_env_is_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

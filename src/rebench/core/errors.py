@@ -31,3 +31,13 @@ class RunError(RebenchError):
 
 class ScoreLogError(RebenchError):
     """The score log is unreadable or its hash chain does not verify."""
+
+
+class ScoringHarnessError(RebenchError):
+    """Official scoring failed through no fault of the submission (a scorer bug, a missing
+    asset, a crashed scorer process). Never recorded as the agent's NaN score."""
+
+
+class ScorerFault(ScoringHarnessError):
+    """Raised by an environment's scorer when the harness side is at fault (e.g. its own
+    protected asset is unreadable); the run records a harness failure."""

@@ -1,4 +1,10 @@
-"""Agent-facing instructions: instructions.md with {placeholders} filled from the profile."""
+"""Agent-facing instructions: instructions.md with {placeholders} filled from the profile.
+
+The template language is the useful subset of `str.format`: `{name}` and `{name:spec}`
+(e.g. `{timeout_s:.0f}`) are filled, `{{` and `}}` stand for literal braces. Any other
+brace (code in the instructions) is kept as written, and so is a placeholder whose name is
+unknown, so a missing parameter shows up in tests instead of raising for the agent.
+"""
 
 from __future__ import annotations
 
@@ -7,8 +13,33 @@ import re
 from rebench.core.discovery import environment_dir
 from rebench.core.spec import EnvironmentSpec, Profile
 
-# Only {identifier} is a placeholder, so code in the instructions keeps its braces.
-PLACEHOLDER = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+# `{{`, `}}`, or `{identifier}` / `{identifier:format-spec}`.
+TOKEN = re.compile(r"\{\{|\}\}|\{([A-Za-z_][A-Za-z0-9_]*)(?::([^{}\n]*))?\}")
+# What a rendered text must not contain: an unfilled placeholder or an escaped brace.
+LEFTOVER = re.compile(r"\{\{|\}\}|\{[A-Za-z_][A-Za-z0-9_]*(?::[^{}\n]*)?\}")
+
+
+def fill(template: str, values: dict[str, object]) -> str:
+    """`template` with its placeholders filled from `values` (see the module docstring)."""
+
+    def one(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            return token[0]
+        name, spec = match.group(1), match.group(2)
+        if name not in values:
+            return token
+        try:
+            return format(values[name], spec or "")
+        except (TypeError, ValueError):  # a spec that does not suit the value: keep it seen
+            return token
+
+    return TOKEN.sub(one, template)
+
+
+def leftovers(text: str) -> list[str]:
+    """Placeholder-like pieces left in a rendered text (empty when it rendered fully)."""
+    return LEFTOVER.findall(text)
 
 
 def render_instructions(
@@ -24,4 +55,4 @@ def render_instructions(
         "default_budget_h": round(profile.default_budget_s / 3600, 2),
         **(extra or {}),
     }
-    return PLACEHOLDER.sub(lambda m: str(values.get(m.group(1), m.group(0))), text)
+    return fill(text, values)

@@ -31,3 +31,13 @@ def calibration_file() -> Path:
 def runs_root() -> Path:
     """Run directories and the run index: $REBENCH_RUNS or ./runs."""
     return Path(os.environ.get("REBENCH_RUNS", "runs")).expanduser().resolve()
+
+
+def key_file() -> Path:
+    """The secret that keys every run's score log (HMAC): $REBENCH_KEY_FILE or
+    $XDG_DATA_HOME/rebench/score-log.key (~/.local/share). No sandbox mounts it."""
+    override = os.environ.get("REBENCH_KEY_FILE")
+    if override:
+        return Path(override).expanduser().resolve()
+    data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(data_home).expanduser().resolve() / "rebench" / "score-log.key"

@@ -26,11 +26,13 @@ class ScoreResult:
         return cls(raw=math.nan, message={"error": reason}, details=dict(details))
 
     def to_json(self) -> dict[str, Any]:
+        """JSON-safe: non-finite numbers anywhere in message or details become strings
+        ("nan", "inf"), so a submission's odd values can never break the score log."""
         return {
             "raw": self.raw if self.valid else None,
             "valid": self.valid,
-            "message": self.message,
-            "details": self.details,
+            "message": json_safe(self.message),
+            "details": json_safe(self.details),
         }
 
     @classmethod
@@ -41,3 +43,17 @@ class ScoreResult:
             message=dict(data.get("message") or {}),
             details=dict(data.get("details") or {}),
         )
+
+
+def json_safe(value: Any) -> Any:
+    """`value` with non-finite floats replaced by their names and unknown objects by their
+    str(), recursively (dict keys become strings)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else str(value)
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [json_safe(v) for v in value]
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    return str(value)

@@ -32,6 +32,8 @@ class Profile:
 
     `starting_raw`/`reference_raw` are the default normalization anchors, measured with
     `rebench calibrate` on `anchors_hardware`; a calibration of the current machine overrides them.
+    `memory_gb`, `pids_max` and `file_size_gb` cap every untrusted process tree of the
+    profile (the agent's sandbox and each scoring child).
     """
 
     name: str
@@ -42,6 +44,8 @@ class Profile:
     params: Mapping[str, ParamValue] = field(default_factory=dict)
     gpus: int = 0
     memory_gb: float = 4.0
+    pids_max: int = 1024
+    file_size_gb: float = 16.0
     default_budget_s: float = 8 * 3600.0
     scoring_timeout_s: float = 300.0
     network: bool = False
@@ -53,6 +57,8 @@ class Profile:
             raise SpecError(f"profile {self.name}: starting and reference anchors are equal")
         if self.scoring_timeout_s <= 0 or self.default_budget_s <= 0:
             raise SpecError(f"profile {self.name}: timeouts and budgets must be positive")
+        if self.memory_gb <= 0 or self.pids_max <= 0 or self.file_size_gb <= 0:
+            raise SpecError(f"profile {self.name}: resource limits must be positive")
 
 
 @dataclass(frozen=True)
@@ -84,6 +90,9 @@ class EnvironmentSpec:
     # Glob patterns (relative to the workspace) that an official score snapshots.
     solution_globs: tuple[str, ...] = ("**/*",)
     snapshot_max_bytes: int = 64 * 1024 * 1024
+    # Modules of the environment's package (e.g. "child") that untrusted children import
+    # inside the sandbox; only these are copied into its child runtime (sandbox/runtime.py).
+    child_modules: tuple[str, ...] = ()
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
 

@@ -7,7 +7,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
+from rebench.sandbox import Isolation, Sandbox, SandboxConfig, make_sandbox
+from rebench.sandbox.limits import Limits
+from rebench.sandbox.runtime import env_child_modules
+
+
+def profile_limits(profile: Profile) -> Limits:
+    """The resource caps of every untrusted process tree of a profile."""
+    return Limits(memory_bytes=int(profile.memory_gb * 1024**3), pids=profile.pids_max,
+                  file_size_bytes=int(profile.file_size_gb * 1024**3))
 
 
 @dataclass(frozen=True)
@@ -17,7 +25,8 @@ class ScoringContext:
     `solution_dir` is the snapshot of the agent's solution: untrusted files, to be read as
     data or executed only through `untrusted_argv`. `assets_dir` holds the prepared assets
     (`public/` as the agent saw them, `protected/` held-out data). `scratch_dir` is private
-    to the trusted scorer.
+    to the trusted scorer. Untrusted children run under the profile's limits, in
+    sandboxes that `close` kills (the scorer process calls it when the score is done).
     """
 
     spec: EnvironmentSpec
@@ -27,6 +36,7 @@ class ScoringContext:
     scratch_dir: Path
     isolation: Isolation
     hidden: tuple[Path, ...] = ()
+    _sandboxes: list[Sandbox] = field(default_factory=list, compare=False, repr=False)
 
     @property
     def params(self) -> Mapping[str, object]:
@@ -44,16 +54,27 @@ class ScoringContext:
     ) -> list[str]:
         """Wrap `argv` so it runs sandboxed: the snapshot read-only, no network, nothing of
         the run, the cache or the scratch dir visible unless passed in `extra_ro`."""
+        use_gpu = self.profile.gpus > 0 if gpu is None else gpu
         config = SandboxConfig(
             workdir=workdir or self.solution_dir,
             writable=writable,
             network=False,
-            gpu=self.profile.gpus > 0 if gpu is None else gpu,
+            gpu=use_gpu,
             extra_ro=extra_ro,
             hidden=(*self.hidden, self.assets_dir, self.scratch_dir),
             env=dict(env or {}),
+            limits=profile_limits(self.profile),
+            runtime_modules=env_child_modules(self.spec.id, self.spec.child_modules),
+            host_shm=use_gpu,  # CUDA IPC with this trusted process (decision 0003)
         )
-        return make_sandbox(self.isolation, config).wrap(argv)
+        sandbox = make_sandbox(self.isolation, config)
+        self._sandboxes.append(sandbox)
+        return sandbox.wrap(argv)
+
+    def close(self) -> None:
+        """Kill every untrusted process this scoring started, whatever state it is in."""
+        while self._sandboxes:
+            self._sandboxes.pop().destroy()
 
 
 ProgressFn = Callable[[str, float | None], None]

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 
 from rebench.agents.base import Agent
-from rebench.core.errors import RunError
+from rebench.core.errors import RunError, ScoringHarnessError
 from rebench.harness.clock import save_clock
 from rebench.harness.events import EventLog
 from rebench.harness.records import RunStatus
@@ -81,7 +81,7 @@ def _execute_locked(run: Run, agent: Agent) -> float:
                 fsync=True)
     run.record.status = RunStatus.RUNNING
     run.save()
-    initial = None if run.entries() else start_initial_score(run)
+    initial = None if run.entries() else start_initial_score(run, events)
     session = Session(run, events)
     try:
         outcome = run_agent(session, agent)
@@ -96,13 +96,19 @@ def _execute_locked(run: Run, agent: Agent) -> float:
     return finish_run(run, events)
 
 
-def start_initial_score(run: Run) -> threading.Thread:
-    """Score the starting solution in the background; returns once its snapshot exists."""
+def start_initial_score(run: Run, events: EventLog) -> threading.Thread:
+    """Score the starting solution in the background; returns once its snapshot exists.
+    A harness failure there is logged as one (the run goes on; `verify` will say the t=0
+    score is missing)."""
     snapshot_taken = threading.Event()
-    thread = threading.Thread(
-        target=lambda: run.score("initial", on_snapshot=snapshot_taken.set),
-        name="initial-score", daemon=True,
-    )
+
+    def score() -> None:
+        try:
+            run.score("initial", on_snapshot=snapshot_taken.set)
+        except ScoringHarnessError as exc:
+            events.emit("harness_error", during="initial", error=str(exc)[-4000:], fsync=True)
+
+    thread = threading.Thread(target=score, name="initial-score", daemon=True)
     thread.start()
     while not snapshot_taken.wait(0.05):
         if not thread.is_alive():
@@ -160,7 +166,16 @@ def finish_run(run: Run, events: EventLog | None = None) -> float:
             return run.record.final_normalized
         events = events or events_for(run)
         run.record.working_s_used = round(run.working_s(), 3)
-        entry = run.score("final")
+        try:
+            entry = run.score("final")
+        except ScoringHarnessError as exc:
+            events.emit("harness_error", during="final", error=str(exc)[-4000:], fsync=True)
+            run.record.status = RunStatus.FAILED
+            run.record.note = ("harness error in the final score (the agent is not charged; "
+                               f"fix it and `rebench resume {run.record.run_id}`): "
+                               + str(exc).splitlines()[0][:300])
+            run.save()
+            raise
         events.emit("final_score", index=entry.index, valid=entry.valid, raw=entry.raw,
                     normalized=entry.normalized, message=entry.message)
         run.record.status = RunStatus.FINISHED

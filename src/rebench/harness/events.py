@@ -31,6 +31,8 @@ EVENT_TYPES = frozenset({
     "run_start", "run_resume", "agent_start", "agent_end", "agent_error", "exec",
     "write_file", "read_file", "score", "time_left", "sleep", "deadline", "hard_stop",
     "final_score", "run_end", "clock_pause", "clock_unpause", "note",
+    # the human agent: a shell opened or closed (with its recording), a command it ran
+    "shell_start", "shell_end", "shell_command",
 })
 
 

@@ -89,6 +89,9 @@ class RunRecord:
     working_s_used: float = 0.0
     final_normalized: float | None = None
     note: str = ""
+    # Count and last keyed hash of the score log: `verify` detects a truncated log.
+    score_count: int = 0
+    score_head: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -19,7 +19,7 @@ from rebench.harness.clock import WorkingClock, load_clock
 from rebench.harness.events import last_clock, read_events
 from rebench.harness.records import RunStatus, ScoreEntry
 from rebench.harness.run import Run, open_run
-from rebench.harness.score_log import read_log
+from rebench.harness.score_log import read_hashes, read_log
 
 CLOCK_FILE = "clock.json"
 EVENTS_FILE = "events.jsonl"
@@ -81,6 +81,7 @@ def verify_run(run_ref: str | Path) -> VerifyReport:
         report.problems.append(f"score log: {exc}")
         return report
     report.entries = len(entries)
+    _verify_head(run, entries, report)
     last_working = -math.inf
     for i, entry in enumerate(entries):
         if entry.index != i:
@@ -98,6 +99,19 @@ def verify_run(run_ref: str | Path) -> VerifyReport:
     if run.record.status is RunStatus.FINISHED:
         _verify_finished(run, entries, report)
     return report
+
+
+def _verify_head(run: Run, entries: list[ScoreEntry], report: VerifyReport) -> None:
+    """run.json's count and last hash against the log: a log cut short (or a record
+    rolled forward) fails. A log one entry ahead is a harness that died between the
+    fsync of the log and the save of run.json: not a problem."""
+    count, head = run.record.score_count, run.record.score_head
+    if len(entries) < count:
+        report.problems.append(f"score log: {count} scores were logged, {len(entries)} are "
+                               "left (the log was truncated)")
+    elif count and read_hashes(run.score_log_path)[count - 1] != head:
+        report.problems.append("score log: its hash at the recorded count differs from "
+                               "run.json's (the log was rewritten)")
 
 
 def _verify_events(run: Run, report: VerifyReport) -> None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import secrets
+import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -29,9 +30,9 @@ from rebench.harness import index
 from rebench.harness.clock import WorkingClock
 from rebench.harness.records import RunRecord, ScoreEntry
 from rebench.harness.score_log import append_entry, last_hash, read_log
-from rebench.harness.scoring import official_score, snapshot_solution
-from rebench.harness.workspace import populate_workspace
-from rebench.sandbox import Isolation
+from rebench.harness.scoring import official_score, snapshot_digest, snapshot_solution
+from rebench.harness.workspace import apply_starting_recipe, populate_workspace
+from rebench.sandbox import Isolation, Sandbox
 
 
 def now_iso() -> str:
@@ -65,6 +66,9 @@ class Run:
     # scorer finishes its own run before the driver would).
     finish_lock: threading.Lock = field(default_factory=threading.Lock, init=False,
                                         repr=False)
+    # The agent's sandbox while a session is open: frozen during every official score the
+    # agent asks for, so nothing of the agent runs (or holds a GPU) while it is scored.
+    agent_sandbox: Sandbox | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.clock = WorkingClock(self.record.budget_s, self.working_offset_s, started=False)
@@ -130,15 +134,15 @@ class Run:
         n = len(entries)
         snapshot_rel = f"protected/snapshots/{n:04d}"
         working = self.working_s()
-        try:
-            snapshot_solution(self.spec, self.workspace, self.run_dir / snapshot_rel)
-            notify()
-            result = official_score(
-                self.spec, self.profile, self.run_dir / snapshot_rel, self.isolation
-            )
-        except (OSError, ValueError) as exc:  # vanished workspace, oversized snapshot
-            result = ScoreResult.invalid(f"could not snapshot the solution: {exc}")
+        result, digest = self._snapshot_and_score(kind, self.run_dir / snapshot_rel, notify)
         norm = normalize(result.raw, self.anchors, Direction(self.record.direction))
+        details = {**result.details, "snapshot_sha256": digest}
+        start_digest = entries[0].details.get("snapshot_sha256") if entries else digest
+        if result.valid and digest is not None and digest == start_digest:
+            # The starting solution itself (or a workspace the agent left as it was):
+            # normalized 0 by definition, so timing noise cannot lift a do-nothing agent.
+            norm = 0.0
+            details["unchanged_from_start"] = True
         entry = ScoreEntry(
             index=n,
             wall_time=now_iso(),
@@ -149,16 +153,39 @@ class Run:
             valid=result.valid,
             kind=kind,
             message=result.message,
-            details=result.details,
+            details=details,
             snapshot=snapshot_rel,
             prev_hash=last_hash(self.score_log_path),
         )
         try:
-            append_entry(self.score_log_path, entry)
+            head = append_entry(self.score_log_path, entry)
         except OSError as exc:  # disk full: a clear error; earlier lines are intact
             raise ScoreLogError(f"cannot write the score log {self.score_log_path}: {exc}; "
                                 "the run can be resumed once there is space") from exc
+        self.record.score_count, self.record.score_head = n + 1, head
+        self.save()
         return entry
+
+    def _snapshot_and_score(self, kind: str, snapshot: Path,
+                            notify: Callable[[], None]) -> tuple[ScoreResult, str | None]:
+        """Snapshot the workspace with the agent's processes frozen, and score it (frozen
+        still, so nothing of the agent competes with the scorer). The t=0 score freezes
+        nothing: the agent starts once its snapshot exists. ScoringHarnessError passes up."""
+        sandbox = self.agent_sandbox if kind != "initial" else None
+        if sandbox is not None:
+            sandbox.freeze()
+        try:
+            try:
+                snapshot_solution(self.spec, self.workspace, snapshot)
+            except (OSError, ValueError) as exc:  # vanished workspace, oversized snapshot
+                notify()
+                return ScoreResult.invalid(f"could not snapshot the solution: {exc}"), None
+            notify()
+            digest = snapshot_digest(snapshot)
+            return official_score(self.spec, self.profile, snapshot, self.isolation), digest
+        finally:
+            if sandbox is not None:
+                sandbox.thaw()
 
     def aggregate_normalized(self) -> float:
         return aggregate(
@@ -201,7 +228,12 @@ def create_run(
         direction=spec.direction.value,
     )
     run = Run(run_dir, record, spec, profile)
-    populate_workspace(spec, profile, run.workspace)
+    try:
+        populate_workspace(spec, profile, run.workspace)
+        apply_starting_recipe(spec, profile, run.workspace, isolation)
+    except BaseException:
+        shutil.rmtree(run_dir, ignore_errors=True)  # a failed start leaves no run behind
+        raise
     run.save()
     return run
 

@@ -29,6 +29,7 @@ def _deny_memory_reads() -> None:
 
 
 def run_request(request: dict[str, object]) -> ScoreResult:
+    """Score one request; untrusted children it started are killed before it returns."""
     spec = load_spec(str(request["env_id"]))
     profile = spec.profile(str(request["profile"]))
     ctx = ScoringContext(
@@ -41,7 +42,10 @@ def run_request(request: dict[str, object]) -> ScoreResult:
         hidden=tuple(Path(str(p)) for p in request.get("hidden", []) or []),  # type: ignore[attr-defined]
     )
     scoring = importlib.import_module(f"rebench.environments.{spec.id}.scoring")
-    result = scoring.score(ctx)
+    try:
+        result = scoring.score(ctx)
+    finally:
+        ctx.close()
     if not isinstance(result, ScoreResult):
         raise TypeError(f"{spec.id}.scoring.score returned {type(result).__name__}")
     return result
@@ -52,13 +56,11 @@ def main(argv: list[str]) -> int:
     _deny_memory_reads()
     request = json.loads(request_path.read_text())
     try:
-        result = run_request(request)
-    except Exception as exc:  # a scorer bug must not crash the run: NaN with the reason
-        result = ScoreResult.invalid(
-            f"internal scorer error: {type(exc).__name__}: {exc}",
-            traceback=traceback.format_exc(),
-        )
-    result_path.write_text(json.dumps(result.to_json(), allow_nan=False, default=str))
+        payload = run_request(request).to_json()
+    except Exception as exc:  # a scorer bug is the harness's fault, never the agent's NaN
+        payload = {"harness_error": f"{type(exc).__name__}: {exc}",
+                   "traceback": traceback.format_exc()[-8000:]}
+    result_path.write_text(json.dumps(payload, allow_nan=False))
     return 0
 
 

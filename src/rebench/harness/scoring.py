@@ -2,57 +2,53 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
+from rebench.core.errors import ScoringHarnessError
 from rebench.core.paths import env_cache_dir, runs_root
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
 from rebench.sandbox.local import kill_group
+from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath
 
 # Seconds granted beyond the profile's scoring timeout for process start-up and teardown.
 SCORER_GRACE_S = 30.0
 
 
 def snapshot_solution(spec: EnvironmentSpec, workspace: Path, dest: Path) -> list[str]:
-    """Copy the workspace files matching the spec's globs into `dest` (regular files only:
-    symlinks are skipped so a link cannot smuggle in files from outside the workspace).
+    """Copy the workspace files matching the spec's globs into `dest`: regular files only,
+    walked from directory descriptors without ever following a link (safefs), so a link or
+    a folder swapped for one mid-copy cannot bring in anything from outside the workspace.
+    Callers freeze the agent's processes first so the copy is also consistent.
 
     Returns the copied relative paths. Raises ValueError if the snapshot would exceed the
-    spec's size limit.
+    spec's size limit, FileNotFoundError if the workspace is gone.
     """
-    workspace = workspace.resolve()
     if not workspace.is_dir():
         raise FileNotFoundError(f"workspace {workspace} does not exist")
-    files: dict[str, Path] = {}
-    for pattern in spec.solution_globs:
-        for path in workspace.glob(pattern):
-            if path.is_symlink() or not path.is_file():
-                continue
-            rel = path.relative_to(workspace)
-            if any(part.startswith(".") or part == "__pycache__" for part in rel.parts):
-                continue
-            files[str(rel)] = path
-    total = sum(p.stat().st_size for p in files.values())
-    if total > spec.snapshot_max_bytes:
-        raise ValueError(
-            f"solution files total {total / 1e6:.1f} MB, over the limit of "
-            f"{spec.snapshot_max_bytes / 1e6:.1f} MB for a snapshot"
-        )
-    dest.mkdir(parents=True, exist_ok=True)
-    for rel_name, src in sorted(files.items()):
-        target = dest / rel_name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(src, target)
-    return sorted(files)
+    return copy_tree_beneath(workspace, dest, spec.solution_globs,
+                             CopyLimits(max_bytes=spec.snapshot_max_bytes))
+
+
+def snapshot_digest(snapshot: Path) -> str:
+    """sha256 over a snapshot's relative paths and contents (the snapshot is trusted)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in snapshot.rglob("*") if p.is_file()):
+        digest.update(str(path.relative_to(snapshot)).encode() + b"\0")
+        with path.open("rb") as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 def official_score(
@@ -62,7 +58,10 @@ def official_score(
     isolation: Isolation,
     timeout_s: float | None = None,
 ) -> ScoreResult:
-    """Score a snapshot in a fresh scorer process; never raises for a bad submission."""
+    """Score a snapshot in a fresh scorer process; never raises for a bad submission.
+
+    ScoringHarnessError when the scorer itself failed (an exception in trusted code, or
+    its process died without a result): that is the harness's fault, not a NaN score."""
     timeout = (timeout_s or profile.scoring_timeout_s) + SCORER_GRACE_S
     assets = env_cache_dir(spec.id, profile.name)
     with tempfile.TemporaryDirectory(prefix="rebench-score-") as tmp_name:
@@ -100,11 +99,14 @@ def official_score(
         elapsed = time.monotonic() - start
         if not result_path.is_file():
             tail = output.decode(errors="replace")[-4000:]
-            return ScoreResult.invalid(
-                f"scorer process died (exit code {proc.returncode})", output=tail,
-                elapsed_s=elapsed,
-            )
-        result = ScoreResult.from_json(json.loads(result_path.read_text()))
+            raise ScoringHarnessError(
+                f"the scorer process of {spec.id} died (exit code {proc.returncode}):\n{tail}")
+        payload = json.loads(result_path.read_text())
+        if "harness_error" in payload:
+            raise ScoringHarnessError(
+                f"the scorer of {spec.id} failed: {payload['harness_error']}\n"
+                f"{payload.get('traceback', '')}")
+        result = ScoreResult.from_json(payload)
     details = {**result.details, "scoring_wall_s": round(elapsed, 3)}
     raw = result.raw if math.isfinite(result.raw) else math.nan
     return ScoreResult(raw=raw, message=result.message, details=details)

@@ -14,8 +14,9 @@ import subprocess
 import threading
 from typing import Any
 
-from rebench.core.errors import RebenchError
+from rebench.core.errors import RebenchError, ScoringHarnessError
 from rebench.core.instructions import render_instructions
+from rebench.harness.context import profile_limits
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
@@ -37,6 +38,7 @@ class Session:
         self.events = events or EventLog(run.run_dir / "events.jsonl", run.clock)
         self.sandbox: Sandbox = make_sandbox(run.isolation, workspace_config(run))
         self.sandbox.create()
+        run.agent_sandbox = self.sandbox  # frozen during the agent's official scores
         self._expired = threading.Event()
         self._tracked: list[subprocess.Popen[bytes]] = []
         self._tracked_lock = threading.Lock()
@@ -86,9 +88,17 @@ class Session:
         self.events.emit("write_file", **fields)
 
     def score(self) -> dict[str, Any]:
-        """An official score; returns only what the agent may see."""
+        """An official score; returns only what the agent may see. A harness failure while
+        scoring is logged as such and shown as an error, never as the agent's NaN."""
         self._check_time("score")
-        entry = self.run.score("agent")
+        try:
+            entry = self.run.score("agent")
+        except ScoringHarnessError as exc:
+            self.events.emit("harness_error", during="score", error=str(exc)[-4000:],
+                             fsync=True)
+            return {"valid": False, "message": {
+                "error": "the harness failed while scoring (not your solution's fault; "
+                         "nothing was logged): " + str(exc).splitlines()[0][:300]}}
         self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
                          normalized=entry.normalized, message=entry.message, fsync=True)
         return agent_view(entry, self.run.spec.score_visible_to_agent)
@@ -121,10 +131,11 @@ class Session:
     def expire(self) -> None:
         """The hard stop: refuse further actions and kill every process of the agent."""
         self._expired.set()
-        self.kill_tracked()
-        self.sandbox.destroy()
+        self.close()
 
     def close(self) -> None:
+        """Kill every process of the agent; later scores freeze nothing."""
+        self.run.agent_sandbox = None
         self.kill_tracked()
         self.sandbox.destroy()
 
@@ -142,6 +153,7 @@ def workspace_config(run: Run) -> SandboxConfig:
         gpu=run.profile.gpus > 0,
         hidden=(run.run_dir.parent, run.protected),
         env=env,
+        limits=profile_limits(run.profile),
     )
 
 

@@ -9,6 +9,7 @@ from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
+from rebench.harness.context import profile_limits
 from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
 
 PREPARED_MARKER = "prepared.json"
@@ -77,18 +78,17 @@ def check_recipe_result(spec: EnvironmentSpec, name: str, result: ExecResult) ->
         )
 
 
-def materialize_solution(
-    spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation
-) -> Path:
-    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox that
-    is destroyed afterwards) and ready to be snapshotted and scored."""
-    populate_workspace(spec, profile, dest)
-    recipe = copy_solution_files(spec, name, dest)
+def run_recipe(spec: EnvironmentSpec, profile: Profile, name: str, workspace: Path,
+               isolation: Isolation) -> None:
+    """Run solution `name`'s build command (if any) in `workspace`, in a sandbox under the
+    profile's limits that is destroyed afterwards; RunError if it fails."""
+    recipe = spec.solutions[name]
     if not recipe.run:
-        return dest
+        return
     config = SandboxConfig(
-        workdir=dest, writable=True, network=profile.network, gpu=profile.gpus > 0,
+        workdir=workspace, writable=True, network=profile.network, gpu=profile.gpus > 0,
         env={"REBENCH_PROFILE": profile.name, "REBENCH_ENV": spec.id},
+        limits=profile_limits(profile),
     )
     sandbox = make_sandbox(isolation, config)
     sandbox.create()
@@ -97,4 +97,21 @@ def materialize_solution(
     finally:
         sandbox.destroy()
     check_recipe_result(spec, name, result)
+
+
+def apply_starting_recipe(spec: EnvironmentSpec, profile: Profile, workspace: Path,
+                          isolation: Isolation) -> None:
+    """Make a new run's workspace hold the starting solution as submitted (e.g. copy the
+    corrupted model to the file the scorer reads), so its t=0 score is the start's."""
+    run_recipe(spec, profile, "starting", workspace, isolation)
+
+
+def materialize_solution(
+    spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation
+) -> Path:
+    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox that
+    is destroyed afterwards) and ready to be snapshotted and scored."""
+    populate_workspace(spec, profile, dest)
+    copy_solution_files(spec, name, dest)
+    run_recipe(spec, profile, name, dest, isolation)
     return dest

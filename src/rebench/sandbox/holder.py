@@ -21,16 +21,16 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-import rebench
 from rebench.sandbox.base import ExecResult
 from rebench.sandbox.process import MAX_OUTPUT_BYTES, kill_group
+from rebench.sandbox.runtime import RUNTIME_MOUNT
 
 # Seconds the server gets beyond a request's timeout to kill the command and answer.
 REPLY_GRACE_S = 5.0
 # A reply carries two streams of at most MAX_OUTPUT_BYTES each, JSON-escaped (up to 6x).
 _MAX_REPLY_BYTES = 16 * MAX_OUTPUT_BYTES
-_SRC_DIR = str(Path(rebench.__file__).resolve().parent.parent)
-_BOOT = (f"import sys; sys.path.insert(0, {_SRC_DIR!r}); "
+# The server runs from the sandbox's child runtime (runtime.py), not from rebench's source.
+_BOOT = (f"import sys; sys.path.insert(0, {RUNTIME_MOUNT!r}); "
          "from rebench.sandbox.inner import main; main()")
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from rebench.sandbox.base import ExecResult, Isolation, SandboxConfig
 from rebench.sandbox.process import MAX_OUTPUT_BYTES, kill_group, run_process_group
+from rebench.sandbox.safefs import UnsafePathError, read_beneath, write_beneath
 
 MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers of the old name
 
@@ -37,14 +38,6 @@ def child_env(config: SandboxConfig, extra: Mapping[str, str] | None) -> dict[st
     if extra:
         env.update(extra)
     return env
-
-
-def safe_join(root: Path, path: str) -> Path:
-    """`root / path` resolved; PermissionError if it leaves `root` (also through links)."""
-    resolved = (root / path).resolve()
-    if not resolved.is_relative_to(root.resolve()):
-        raise PermissionError(f"{path} is outside the workspace")
-    return resolved
 
 
 class LocalSandbox:
@@ -90,16 +83,33 @@ class LocalSandbox:
             with self._lock:
                 self._groups.difference_update(pgids)
 
+    def freeze(self) -> None:
+        """Nothing: local isolation cannot stop the agent's processes reliably (documented
+        in the README's security section)."""
+
+    def thaw(self) -> None:
+        """Nothing (see `freeze`)."""
+
     def read_file(self, path: str) -> bytes:
-        """Read a workdir file; paths escaping the workdir are refused."""
-        return safe_join(self.config.workdir, path).read_bytes()
+        """Read a workdir file; absolute paths, `..` and links anywhere on the way are
+        refused, race-free (safefs)."""
+        return read_beneath(self.config.workdir, workdir_relative(self.config.workdir, path))
 
     def write_file(self, path: str, data: bytes) -> None:
-        """Write a workdir file, creating folders as needed."""
-        target = safe_join(self.config.workdir, path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(data)
+        """Write a workdir file, creating folders as needed; never through a link."""
+        write_beneath(self.config.workdir, workdir_relative(self.config.workdir, path), data)
+
+
+def workdir_relative(workdir: Path, path: str) -> str:
+    """`path` relative to the workdir: agents may name files by their absolute path in
+    the sandbox (the workdir's own path); anything else absolute is refused."""
+    if path.startswith("/"):
+        for base in {str(workdir), os.path.realpath(workdir)}:
+            if path == base or path.startswith(base.rstrip("/") + "/"):
+                return path[len(base):].lstrip("/") or "."
+        raise UnsafePathError(f"{path} is outside the workspace")
+    return path
 
 
 __all__ = ["MAX_OUTPUT_CHARS", "LocalSandbox", "child_env", "kill_group", "run_process_group",
-           "safe_join"]
+           "workdir_relative"]

@@ -4,6 +4,8 @@ message, and the scorer finishes within its time limit."""
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -102,3 +104,33 @@ def test_starting_solution_file_is_the_environment_s(small_context: Callable[...
     assert result.raw == 0.0
     assert result.message["verdicts"] == {"compile_error": 3}
     assert "SIMULATED" in result.message["model"]
+
+
+def test_rebuilding_held_out_problems_from_the_package_gains_nothing(
+        small_context: Callable[..., ScoringContext]) -> None:
+    """Without any sandbox (the package is importable): public code and seeds are not enough."""
+    result, _ = _score(small_context, "rebuild_from_package")
+    assert result.raw == 0.0, result.message  # type: ignore[attr-defined]
+
+
+def test_family_code_from_the_package_gains_nothing_in_the_sandbox(
+        small_context: Callable[..., ScoringContext]) -> None:
+    isolation = bwrap_isolation()
+    if isolation is None:
+        pytest.skip("the bwrap sandbox is not available here")
+    ctx = small_context(CHEATS / "families_from_package.py", isolation=isolation)
+    probe = subprocess.run(ctx.untrusted_argv([sys.executable, "-c", "import rebench"],
+                                              workdir=ctx.scratch_dir, gpu=False),
+                           capture_output=True, timeout=60)
+    if probe.returncode == 0:
+        pytest.skip("this tree's sandbox still lets children import rebench (allow-list "
+                    "mounts come with the sandbox rewrite)")
+    assert scoring.score(ctx).raw == 0.0
+
+
+def test_family_code_from_the_package_works_without_a_sandbox(
+        small_context: Callable[..., ScoringContext]) -> None:
+    """The control for the test above: the families are public code; only the sandbox
+    keeps a solution from importing them (README, known limitations)."""
+    result, _ = _score(small_context, "families_from_package")
+    assert result.raw == 1.0  # type: ignore[attr-defined]

@@ -21,9 +21,13 @@ from rebench.environments.rust_codecontests_inference.gateway import (
     upstream_from_env,
 )
 from rebench.environments.rust_codecontests_inference.problems import split_problems
-from rebench.environments.rust_codecontests_inference.simulator import KnownProblem, Simulator
+from rebench.environments.rust_codecontests_inference.simulator import (
+    KnownProblem,
+    Simulator,
+    count_tokens,
+)
 
-VALIDATION, _ = split_problems(7)
+VALIDATION, _ = split_problems(b"tests: validation key")
 KNOWN = [KnownProblem(p.id, p.difficulty, p.description, p.solution) for p in VALIDATION[:5]]
 
 
@@ -49,20 +53,25 @@ def test_openai_client_talks_to_the_simulator_over_tcp() -> None:
 
 
 def test_token_budget_is_enforced() -> None:
-    with _sim_gateway(budget=1) as gw:
-        asyncio.run(_ask(gw.url))  # the first request is admitted, and exhausts the budget
+    prompt_tokens = count_tokens(f"Solve in Rust:\n{KNOWN[0].description}")
+    with _sim_gateway(budget=prompt_tokens + 40) as gw:
+        first = asyncio.run(_ask(gw.url))  # admitted, its completion cut to what is left
+        assert first.choices[0].finish_reason == "length"
         with pytest.raises(openai.RateLimitError) as err:
             asyncio.run(_ask(gw.url, retries=3))
     assert "budget" in str(err.value)
-    assert gw.meter.snapshot()["rejected"] == 1  # x-should-retry: false stops client retries
+    usage = gw.meter.snapshot()
+    assert usage["rejected"] == 1  # x-should-retry: false stops client retries
+    assert usage["tokens_used"] == usage["token_budget"]
 
 
 def test_concurrency_limit_answers_429() -> None:
     meter = Meter(10**6, 1)
-    assert meter.admit() is None
-    assert meter.admit() == "busy"
-    meter.release(10)
-    assert meter.admit() is None
+    first = meter.admit(10, 1, 100)
+    assert not isinstance(first, str)
+    assert meter.admit(10, 1, 100) == "busy"
+    meter.settle(first, 10)
+    assert not isinstance(meter.admit(10, 1, 100), str)
 
 
 @pytest.mark.parametrize("body,status", [

@@ -136,4 +136,5 @@ def test_local_evaluate_tool_works_in_the_agent_sandbox(spec: EnvironmentSpec, p
     finally:
         sandbox.destroy()
     assert result.returncode == 0, result.stderr[-2000:]
-    assert "passed" in result.stdout  # candidates were compiled and tested inside
+    # candidates were compiled and run on tests inside (which verdicts depends on the draws)
+    assert any(v in result.stdout for v in ("passed", "wrong_answer", "runtime_error"))

@@ -8,8 +8,10 @@ import json
 from collections import Counter
 from pathlib import Path
 
+from rebench.core.spec import EnvironmentSpec
 from rebench.environments.rust_codecontests_inference.evaluation import all_tests, load_problems
 from rebench.environments.rust_codecontests_inference.judge import Judge
+from rebench.environments.rust_codecontests_inference.prepare import prepare
 from rebench.environments.rust_codecontests_inference.problems import (
     FAMILIES,
     VALIDATION_FAMILIES,
@@ -17,13 +19,14 @@ from rebench.environments.rust_codecontests_inference.problems import (
     all_problems,
     split_problems,
 )
+from rebench.harness.context import PrepareContext
 
-SEED = 7
+KEY = b"tests: a fixed key"
 
 
 @functools.cache
 def _problems() -> list[Problem]:
-    return all_problems(SEED)
+    return all_problems(KEY)
 
 
 def test_at_least_100_distinct_problems_with_graded_difficulty() -> None:
@@ -44,15 +47,17 @@ def test_every_problem_has_public_private_and_generated_tests() -> None:
             assert out.split()[0] in p.description  # examples are in the statement
 
 
-def test_generation_is_deterministic_and_seeded() -> None:
-    a, b = _problems(), all_problems(SEED)
+def test_generation_is_deterministic_in_the_key() -> None:
+    a, b = _problems(), all_problems(KEY)
     assert [p.to_json() for p in a] == [p.to_json() for p in b]
-    other = all_problems(SEED + 1)
-    assert [p.generated_tests for p in a] != [p.generated_tests for p in other]
+    other = all_problems(KEY + b"!")
+    for p, q in zip(a, other, strict=True):
+        assert p.generated_tests != q.generated_tests and p.private_tests != q.private_tests
+        assert p.description != q.description  # the examples differ too
 
 
 def test_split_is_by_family() -> None:
-    validation, test = split_problems(SEED)
+    validation, test = split_problems(KEY)
     assert {p.family for p in validation} == set(VALIDATION_FAMILIES)
     assert not {p.family for p in validation} & {p.family for p in test}
     assert len(test) >= 60 and len(validation) >= 30
@@ -68,6 +73,29 @@ def test_prepare_keeps_held_out_problems_protected(prepared: Path) -> None:
     assert all(p["family"] in VALIDATION_FAMILIES for p in public)
     public_text = (prepared / "public" / "validation.jsonl").read_text()
     assert not any(json.dumps(p["description"]) in public_text for p in test)
+    assert (prepared / "protected" / "secret.bin").stat().st_size == 32
+    public_files = [f for f in (prepared / "public").rglob("*") if f.is_file()]
+    secret = (prepared / "protected" / "secret.bin").read_bytes()
+    assert not any(secret in f.read_bytes() or secret.hex().encode() in f.read_bytes()
+                   for f in public_files)
+
+
+def test_held_out_set_is_drawn_fresh_at_each_prepare(spec: EnvironmentSpec,
+                                                       tmp_path: Path) -> None:
+    """Two prepares draw two secrets: same problems (ids), different instances; the public
+    files of one prepare are not enough to tell its held-out tests."""
+    builds = []
+    for i in range(2):
+        ctx = PrepareContext(spec, spec.profile("cpu"), tmp_path / str(i))
+        ctx.public_dir.mkdir(parents=True)
+        ctx.protected_dir.mkdir(parents=True)
+        prepare(ctx)
+        builds.append(load_problems(ctx.protected_dir / "test.jsonl"))
+    first, second = builds
+    assert [p["id"] for p in first] == [p["id"] for p in second]
+    for p, q in zip(first, second, strict=True):
+        assert p["generated_tests"] != q["generated_tests"]
+        assert p["description"] != q["description"]
 
 
 def test_every_reference_program_passes_all_its_tests(tmp_path: Path) -> None:

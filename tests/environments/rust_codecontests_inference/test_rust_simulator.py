@@ -23,7 +23,7 @@ from rebench.environments.rust_codecontests_inference.simulator import (
     success_probability,
 )
 
-VALIDATION, _ = split_problems(7)
+VALIDATION, _ = split_problems(b"tests: validation key")
 KNOWN = [KnownProblem(p.id, p.difficulty, p.description, p.solution) for p in VALIDATION]
 RUST_PROMPT = "Solve this problem in Rust:\n{}"
 

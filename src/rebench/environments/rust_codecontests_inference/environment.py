@@ -6,8 +6,9 @@ from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, 
 
 # Shared by both profiles (the profiles differ only in problem counts and budgets).
 _COMMON = {
-    "model_seed": 20241122,  # seed of the simulated model's sampling
-    "problem_seed": 7,  # seed of the test generators
+    # Seed of the simulated model's sampling (public: it makes scores reproducible; knowing it
+    # gives nothing that the public simulator and family code do not).
+    "model_seed": 20241122,
     "token_budget_per_problem": 20_000,  # prompt + completion tokens, as in the paper's credits
 }
 
@@ -15,8 +16,8 @@ CPU = Profile(
     name="cpu",
     description="32 held-out problems, 4 problems in parallel, simulated model; 2 CPU cores.",
     starting_raw=0.0,
-    reference_raw=0.46875,
-    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-29)",
+    reference_raw=0.4166666666666667,  # mean of 3 prepares (13, 13, 14 of 32 solved)
+    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-30)",
     params={**_COMMON, "n_test_problems": 32, "parallel": 4, "per_problem_timeout_s": 40.0,
             "child_timeout_s": 150.0},
     memory_gb=8.0,
@@ -29,8 +30,8 @@ GPU = Profile(
     description="All 65 held-out problems, 8 problems in parallel, simulated model or a real "
     "endpoint; needs no GPU (the name keeps the two-profile convention).",
     starting_raw=0.0,
-    reference_raw=0.46153846153846156,
-    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-29)",
+    reference_raw=0.4153846153846154,  # one prepare (27 of 65), measured on a loaded machine
+    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-11-30)",
     params={**_COMMON, "n_test_problems": 65, "parallel": 8, "per_problem_timeout_s": 60.0,
             "child_timeout_s": 420.0},
     memory_gb=16.0,
@@ -40,7 +41,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.0.0",
+    version="1.1.0",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "
@@ -54,6 +55,7 @@ SPEC = EnvironmentSpec(
     aggregation=Aggregation.BEST,
     solution_globs=("*.py",),
     snapshot_max_bytes=4 * 1024 * 1024,
+    child_modules=("child_runner",),
     paper_starting_raw=0.0,
     paper_reference_raw=0.12727272727272726,
 )

@@ -1,6 +1,11 @@
 """What the official scorer and the local evaluate tool share: problem files, the view of a
 problem the solution gets, the model backend, running the solution's child process, and
-judging its answers."""
+judging its answers.
+
+Portable: imports only the standard library and sibling modules (relative imports), because it
+is also copied into the workspace for the local evaluate tool, where `rebench` is not
+importable.
+"""
 
 from __future__ import annotations
 
@@ -15,18 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rebench.environments.rust_codecontests_inference.gateway import (
-    Backend,
-    simulator_backend,
-    upstream_from_env,
-)
-from rebench.environments.rust_codecontests_inference.judge import Judge, JudgeResult, TestCase
-from rebench.environments.rust_codecontests_inference.simulator import (
-    MODEL_NAME,
-    KnownProblem,
-    Simulator,
-)
-from rebench.sandbox.local import kill_group
+from .gateway import Backend, simulator_backend, upstream_from_env
+from .judge import Judge, JudgeResult, TestCase, kill_group
+from .simulator import MODEL_NAME, KnownProblem, Simulator
 
 RUNNER = Path(__file__).resolve().parent / "child_runner.py"
 MAX_CHILD_STDOUT = 64 * 1024 * 1024

@@ -2,10 +2,11 @@
 serves to the solution, on a unix socket (scoring: the sandbox has no network) or on
 loopback TCP (the local evaluate tool).
 
-It enforces the rules of the environment whatever the backend: a token budget (prompt plus
-completion tokens), a cap on concurrent requests (HTTP 429 beyond it), a cap on `n`, and the
-model name. The backend is the simulator or an upstream OpenAI-compatible server, whose API
-key stays in the trusted process.
+It enforces the rules of the environment whatever the backend: strictly validated requests
+(`chat_request.py`), a token budget (prompt plus completion tokens) reserved atomically before
+a request is served, so concurrent requests cannot overshoot it, a cap on concurrent requests
+(HTTP 429 beyond it), a cap on `n`, and the model name. The backend is the simulator or an
+upstream OpenAI-compatible server, whose API key stays in the trusted process.
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from rebench.environments.rust_codecontests_inference.simulator import MAX_N, Simulator
+from .chat_request import InvalidRequest, parse_request
+from .simulator import Simulator
 
 MAX_BODY_BYTES = 2 * 1024 * 1024
 Backend = Callable[[dict[str, Any]], dict[str, Any]]
@@ -87,33 +89,55 @@ def simulator_backend(simulator: Simulator, latency_scale: float) -> Backend:
     return call
 
 
+@dataclass(frozen=True)
+class Reservation:
+    """Budget held for one request in flight: its prompt plus `n` x `max_tokens`."""
+
+    tokens: int
+    max_tokens: int  # completion tokens per choice the backend may write
+
+
 @dataclass
 class Meter:
-    """Token and request accounting shared by the handler threads."""
+    """Token and request accounting shared by the handler threads. A request reserves its
+    worst case (prompt + n x max_tokens, `max_tokens` clamped to what is free) under the lock
+    before it is served, and is charged what it used after, so the requests in flight can
+    never together spend more than the budget."""
 
     token_budget: int
     max_concurrency: int
     tokens_used: int = 0
+    reserved: int = 0
     requests: int = 0
     rejected: int = 0
     in_flight: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
-    def admit(self) -> str | None:
+    def admit(self, prompt_tokens: int, n: int, max_tokens: int) -> Reservation | str:
+        """A reservation, or "budget" (spent: do not retry) or "busy" (retry later)."""
         with self.lock:
-            if self.tokens_used >= self.token_budget:
-                self.rejected += 1
-                return "budget"
             if self.in_flight >= self.max_concurrency:
                 self.rejected += 1
                 return "busy"
+            if self.tokens_used + prompt_tokens + n > self.token_budget:
+                self.rejected += 1
+                return "budget"
+            free = self.token_budget - self.tokens_used - self.reserved
+            cap = min(max_tokens, (free - prompt_tokens) // n)
+            if cap < 1:  # what is left is held by requests in flight, which may give it back
+                self.rejected += 1
+                return "busy"
+            reservation = Reservation(prompt_tokens + n * cap, cap)
+            self.reserved += reservation.tokens
             self.in_flight += 1
             self.requests += 1
-            return None
+            return reservation
 
-    def release(self, tokens: int) -> None:
+    def settle(self, reservation: Reservation, tokens: int) -> None:
+        """Release a reservation and charge what the request used."""
         with self.lock:
             self.in_flight -= 1
+            self.reserved -= reservation.tokens
             self.tokens_used += tokens
 
     def snapshot(self) -> dict[str, int]:
@@ -122,20 +146,17 @@ class Meter:
                     "requests": self.requests, "rejected": self.rejected}
 
 
-def _validate(body: Any) -> str | None:
-    if not isinstance(body, dict):
-        return "request body must be a JSON object"
-    if not isinstance(body.get("messages"), list) or not body["messages"]:
-        return "messages must be a non-empty list"
-    n = body.get("n", 1)
-    if not isinstance(n, int) or not 1 <= n <= MAX_N:
-        return f"n must be an integer from 1 to {MAX_N}"
-    t = body.get("temperature", 1.0)
-    if t is not None and (not isinstance(t, int | float) or not 0 <= t <= 2):
-        return "temperature must be between 0 and 2"
-    if body.get("stream"):
-        return "streaming is not supported"
-    return None
+def _no_constants(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _used_tokens(result: dict[str, Any], reservation: Reservation) -> int:
+    """What the backend says it used; its worst case when it says nothing usable."""
+    usage = result.get("usage")
+    total = usage.get("total_tokens") if isinstance(usage, dict) else None
+    if isinstance(total, int) and not isinstance(total, bool) and total >= 0:
+        return total
+    return reservation.tokens
 
 
 def make_handler(backend: Backend, meter: Meter, label: str) -> type[BaseHTTPRequestHandler]:
@@ -167,51 +188,72 @@ def make_handler(backend: Backend, meter: Meter, label: str) -> type[BaseHTTPReq
             else:
                 self._error(404, "not found", "not_found")
 
+        def _body_length(self) -> int | None:
+            """The declared body length, or None after answering an error."""
+            self.close_connection = True  # a refused body is never read: do not reuse
+            raw = self.headers.get("Content-Length")
+            if raw is None or self.headers.get("Transfer-Encoding"):
+                self._error(411, "Content-Length is required", "invalid_request_error")
+                return None
+            if not raw.strip().isdigit():
+                self._error(400, "Content-Length must be a non-negative integer",
+                            "invalid_request_error")
+                return None
+            if int(raw) > MAX_BODY_BYTES:
+                self._error(413, "request too large", "invalid_request_error")
+                return None
+            self.close_connection = False
+            return int(raw)
+
         def do_POST(self) -> None:
-            length = int(self.headers.get("Content-Length") or 0)
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._error(404, "only /v1/chat/completions is served", "not_found")
                 return
-            if length > MAX_BODY_BYTES:
-                self._error(413, "request too large", "invalid_request_error")
+            length = self._body_length()
+            if length is None:
                 return
             try:
-                body = json.loads(self.rfile.read(length) or b"null")
-            except (json.JSONDecodeError, UnicodeDecodeError):
-                self._error(400, "invalid JSON", "invalid_request_error")
+                raw = self.rfile.read(length)
+                request = parse_request(json.loads(raw, parse_constant=_no_constants))
+            except (ValueError, UnicodeDecodeError) as exc:  # JSON errors are ValueErrors
+                message = str(exc) if isinstance(exc, InvalidRequest) else "invalid JSON"
+                self._error(400, message, "invalid_request_error")
                 return
-            problem = _validate(body)
-            if problem:
-                self._error(400, problem, "invalid_request_error")
-                return
-            verdict = meter.admit()
+            verdict = meter.admit(request.prompt_tokens, request.n, request.max_tokens)
             if verdict == "budget":
                 self._error(429, "token budget exhausted", "insufficient_quota",
                             {"x-should-retry": "false"})
                 return
-            if verdict == "busy":
+            if isinstance(verdict, str):
                 self._error(429, f"rate limit: at most {meter.max_concurrency} concurrent "
-                            "requests", "rate_limit_exceeded", {"retry-after-ms": "200"})
+                            "requests, and the budget left is held by requests in flight",
+                            "rate_limit_exceeded", {"retry-after-ms": "200"})
                 return
             tokens = 0
             try:
-                result = backend(body)
-                tokens = int(result.get("usage", {}).get("total_tokens", 0))
+                result = backend(request.with_max_tokens(verdict.max_tokens))
+                tokens = _used_tokens(result, verdict)
                 self._send(200, result)
             except BackendError as exc:
                 self._error(exc.status, str(exc), "upstream_error")
             finally:
-                meter.release(tokens)
+                meter.settle(verdict, tokens)
 
     return Handler
 
 
 class _UnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
+    request_queue_size = 128  # a burst of connections waits instead of being reset
 
     def get_request(self) -> tuple[Any, Any]:
         request, _ = super().get_request()
         return request, ("unix", 0)  # BaseHTTPRequestHandler expects a (host, port) address
+
+
+class _TcpServer(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 128
 
 
 class Gateway:
@@ -228,7 +270,7 @@ class Gateway:
             os.chmod(socket_path, 0o666)
             self.url = "http://rebench-model/v1"
         else:
-            tcp = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+            tcp = _TcpServer(("127.0.0.1", 0), handler)
             tcp.daemon_threads = True
             self.server = tcp
             self.url = f"http://127.0.0.1:{tcp.server_address[1]}/v1"

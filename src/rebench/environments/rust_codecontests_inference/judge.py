@@ -7,11 +7,13 @@ input reaches the program as its stdin file descriptor, never as a path it could
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import hashlib
 import os
 import re
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -19,8 +21,6 @@ from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-
-from rebench.sandbox.local import kill_group
 
 # (argv, workdir, writable) -> the argv that runs it sandboxed.
 Wrap = Callable[[Sequence[str], Path, bool], list[str]]
@@ -30,11 +30,43 @@ MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 COMPILE_TIMEOUT_S = 60.0
 COMPILE_MEMORY_MB = 4096
 RUSTC_FLAGS = ("--edition", "2021", "-O")
+CHECKS_VERSION = "2"  # part of the cache key: a rule change invalidates cached builds
 # Compile-time file and environment access would let a program embed held-out data or secrets.
-FORBIDDEN = re.compile(
-    r"\b(include_str|include_bytes|include|env|option_env|concat_idents)\s*!"
-    r"|#\s*!?\s*\[\s*path\b|#\s*!\s*\[\s*feature\b"
+# Three layers, none of which trusts the others: (1) the compiler runs in the caller's sandbox,
+# in a folder holding only the source (the primary defence: there is nothing to read);
+# (2) rustc's own dependency list (dep-info) must name no file but the source and no
+# environment variable, whatever macro produced the access; (3) identifiers that reach files
+# or the assembler are refused wherever they appear: stable Rust cannot build an identifier,
+# so a `macro_rules!` indirection still has to name them (`grab!(include_str, ...)`).
+FORBIDDEN_WORDS = re.compile(
+    r"(?<![\w$])(?:r#)?(include_str|include_bytes|include|global_asm|asm|naked_asm"
+    r"|concat_idents|cfg_attr|proc_macro\w*)\b"
 )
+# `env`/`option_env` also name the std module `std::env`, which only reads at run time.
+FORBIDDEN_ENV = re.compile(r"(?<![\w$:.])(?:r#)?(env|option_env)\b(?!\s*::)")
+FORBIDDEN_ATTRS = re.compile(r"#\s*!?\s*\[\s*(path|feature|link\w*)\b")
+SOURCE_NAME = "main.rs"
+
+
+def forbidden_construct(source: str) -> str | None:
+    """The first construct that could read files or the environment at compile time."""
+    for pattern in (FORBIDDEN_WORDS, FORBIDDEN_ENV, FORBIDDEN_ATTRS):
+        match = pattern.search(source)
+        if match:
+            return match.group(0)
+    return None
+
+
+def undeclared_inputs(dep_info: str) -> list[str]:
+    """Files other than the source, and environment variables, that rustc read (dep-info)."""
+    found: list[str] = []
+    for line in dep_info.splitlines():
+        if line.startswith("# env-dep:"):
+            found.append("environment variable " + line[len("# env-dep:"):].split("=")[0])
+        elif ":" in line and not line.startswith("#"):
+            deps = line.split(":", 1)[1].split()
+            found += [d for d in deps if d != SOURCE_NAME]
+    return sorted(set(found))
 
 
 class Verdict(enum.Enum):
@@ -66,6 +98,12 @@ class JudgeResult:
     @property
     def passed(self) -> bool:
         return self.verdict is Verdict.PASSED
+
+
+def kill_group(pid: int) -> None:
+    """SIGKILL the process group led by `pid`; quiet if it is already gone."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pid, signal.SIGKILL)
 
 
 def local_wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
@@ -117,8 +155,9 @@ class Judge:
     """Compiles (cached by source hash) and tests programs; safe to call from threads."""
 
     def __init__(self, cache_dir: Path, wrap: Wrap = local_wrap, rustc: str | None = None,
-                 memory_mb: int = 256) -> None:
+                 memory_mb: int = 256, static_checks: bool = True) -> None:
         self.cache_dir = cache_dir
+        self.static_checks = static_checks  # off only to test the sandbox alone
         self.wrap = wrap
         self.rustc = rustc or find_rustc()
         self.memory_mb = memory_mb
@@ -127,7 +166,8 @@ class Judge:
                                        text=True, timeout=30).stdout.strip()
 
     def source_key(self, source: str) -> str:
-        payload = "\0".join((self._version, *RUSTC_FLAGS, source))
+        payload = "\0".join((self._version, CHECKS_VERSION, str(self.static_checks),
+                             *RUSTC_FLAGS, source))
         return hashlib.sha256(payload.encode()).hexdigest()
 
     def compile(self, source: str) -> tuple[Path | None, str]:
@@ -136,9 +176,9 @@ class Judge:
             return None, "empty program"
         if len(source.encode()) > MAX_SOURCE_BYTES:
             return None, f"program over {MAX_SOURCE_BYTES // 1024} KiB"
-        match = FORBIDDEN.search(source)
-        if match:
-            return None, f"forbidden construct {match.group(0)!r}"
+        construct = forbidden_construct(source) if self.static_checks else None
+        if construct:
+            return None, f"forbidden construct {construct!r}"
         entry = self.cache_dir / self.source_key(source)
         if (entry / "main").is_file():
             return entry / "main", ""
@@ -149,16 +189,21 @@ class Judge:
     def _build(self, source: str, entry: Path) -> tuple[Path | None, str]:
         with tempfile.TemporaryDirectory(prefix="rebench-rustc-") as tmp:
             work = Path(tmp)
-            (work / "main.rs").write_text(source)
-            argv = [self.rustc, *RUSTC_FLAGS, "main.rs", "-o", "main"]
+            (work / SOURCE_NAME).write_text(source)
+            argv = [self.rustc, *RUSTC_FLAGS, "--emit=dep-info,link", SOURCE_NAME, "-o", "main"]
             full = _limits(COMPILE_TIMEOUT_S, COMPILE_MEMORY_MB, 256 * 1024 * 1024)
             full += self.wrap(argv, work, True)
             code, err, timed_out = _run(full, work, COMPILE_TIMEOUT_S)
             staging = Path(tempfile.mkdtemp(prefix=".build-", dir=self.cache_dir))
-            if code == 0 and (work / "main").is_file():
+            inputs = self._read_inputs(work / "main.d") if self.static_checks else []
+            if inputs:  # rustc's error text could quote what it read: none of it is kept
+                reason = f"forbidden construct: the program reads {', '.join(inputs)[:200]}"
+                (staging / "error.txt").write_text(reason)
+                result: tuple[Path | None, str] = (None, reason)
+            elif code == 0 and (work / "main").is_file():
                 shutil.copyfile(work / "main", staging / "main")
                 os.chmod(staging / "main", 0o755)
-                result: tuple[Path | None, str] = (entry / "main", "")
+                result = (entry / "main", "")
             else:
                 reason = "compilation timed out" if timed_out else err[-4000:] or "rustc failed"
                 (staging / "error.txt").write_text(reason)
@@ -168,6 +213,15 @@ class Judge:
             except OSError:  # another thread built the same source first
                 shutil.rmtree(staging, ignore_errors=True)
             return result
+
+    @staticmethod
+    def _read_inputs(dep_file: Path) -> list[str]:
+        try:  # written by rustc inside the sandbox: read bounded, never followed as a link
+            fd = os.open(dep_file, os.O_RDONLY | os.O_NOFOLLOW)
+        except OSError:
+            return []  # rustc stopped before expansion: it read nothing else either
+        with os.fdopen(fd, "rb") as fh:
+            return undeclared_inputs(fh.read(1024 * 1024).decode(errors="replace"))
 
     def run_tests(self, binary: Path, tests: Sequence[TestCase], time_limit_s: float
                   ) -> JudgeResult:

@@ -2,19 +2,23 @@
 the official scorer runs it on the held-out ones (same child runner, same model gateway, same
 judge), without the sandbox. Its result is never an official score.
 
+Portable: prepare copies this module and its siblings into the workspace (`rust_eval/`), with
+the profile's public parameters in `rust_eval/params.json`; it never imports `rebench`.
+
 usage: python evaluate.py [--solution solution.py] [--problems validation.jsonl] [--limit N]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
+from collections.abc import Mapping
 from pathlib import Path
 
-from rebench.environments.rust_codecontests_inference.environment import SPEC
-from rebench.environments.rust_codecontests_inference.evaluation import (
+from .evaluation import (
     judge_answers,
     load_problems,
     make_backend,
@@ -23,8 +27,10 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
     summarize,
     write_child_files,
 )
-from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
-from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc
+from .gateway import Gateway, Meter
+from .judge import Judge, find_rustc
+
+PARAMS_FILE = Path(__file__).resolve().parent / "params.json"
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
@@ -32,13 +38,20 @@ def _parse(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--solution", default="solution.py", type=Path)
     parser.add_argument("--problems", default="validation.jsonl", type=Path)
     parser.add_argument("--limit", type=int, default=0, help="only the first N problems")
-    parser.add_argument("--profile", default=os.environ.get("REBENCH_PROFILE", "cpu"))
+    parser.add_argument("--params", default=PARAMS_FILE, type=Path,
+                        help="the profile's public parameters (JSON)")
     return parser.parse_args(argv)
 
 
-def evaluate(solution: Path, problems_file: Path, limit: int, profile: str) -> float:
+def load_params(path: Path) -> dict[str, object]:
+    """The profile parameters written at prepare."""
+    params: dict[str, object] = json.loads(path.read_text())
+    return params
+
+
+def evaluate(solution: Path, problems_file: Path, limit: int,
+             params: Mapping[str, object]) -> float:
     """Print per-problem verdicts; return the fraction solved."""
-    params = SPEC.profile(profile if profile in SPEC.profiles else "cpu").params
     problems = load_problems(problems_file)[: limit or None]
     rustc = find_rustc()
     backend, label = make_backend(problems, int(number(params, "model_seed")))
@@ -76,10 +89,7 @@ def evaluate(solution: Path, problems_file: Path, limit: int, profile: str) -> f
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line of `python evaluate.py`."""
     args = _parse(sys.argv[1:] if argv is None else argv)
-    evaluate(args.solution, args.problems, args.limit, args.profile)
+    evaluate(args.solution, args.problems, args.limit, load_params(args.params))
     return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,14 +1,33 @@
-"""Build the problem set: validation problems (public, with tests and solutions, for the
-local evaluate tool and its simulator) and held-out test problems (protected)."""
+"""Build the problem set from a secret drawn here: validation problems (public data, with tests
+and solutions, for the local evaluate tool and its simulator) and held-out test problems
+(protected data). Nothing the agent can read (package code, spec seeds, public files) is
+enough to rebuild the held-out instances: their tests and the examples in their statements
+follow from the secret, which is stored only in protected/.
+"""
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import secrets
+import shutil
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from rebench.environments.rust_codecontests_inference.problems import Problem, split_problems
+from rebench.environments.rust_codecontests_inference.problems import (
+    Problem,
+    split_problems,
+)
 from rebench.harness.context import PrepareContext
+
+SECRET_FILE = "secret.bin"
+HELD_OUT_FILE = "test.jsonl"
+VALIDATION_FILE = "validation.jsonl"
+# The local evaluate tool: portable modules (standard library and openai only, sibling imports
+# relative) copied into the workspace, so it runs without importing rebench.
+EVAL_PACKAGE = "rust_eval"
+EVAL_MODULES = ("chat_request", "child_runner", "evaluation", "gateway", "judge", "local_eval",
+                "simulator")
+PARAMS_FILE = "params.json"
 
 
 def _write_jsonl(path: Path, problems: Sequence[Problem]) -> None:
@@ -32,11 +51,26 @@ def select_test_problems(problems: Sequence[Problem], count: int) -> list[Proble
     return sorted(chosen, key=lambda p: p.id)
 
 
+def copy_eval_package(target: Path, params: Mapping[str, object]) -> None:
+    """The local evaluate tool's modules, as plain files under `target/rust_eval/`, with the
+    profile's (public) parameters."""
+    here = Path(__file__).resolve().parent
+    folder = target / EVAL_PACKAGE
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "__init__.py").write_text('"""The local evaluate tool (copied at prepare)."""\n')
+    for name in EVAL_MODULES:
+        shutil.copyfile(here / f"{name}.py", folder / f"{name}.py")
+    (folder / PARAMS_FILE).write_text(json.dumps(dict(params), indent=1, sort_keys=True))
+
+
 def prepare(ctx: PrepareContext) -> None:
-    """Generate every problem from its family and seed, split by family, write JSONL."""
+    """Draw the secret, generate every problem, split by family, write the data files."""
     ctx.progress("generating problems and tests", 0.1)
-    validation, test = split_problems(int(ctx.profile.params["problem_seed"]))
+    secret = secrets.token_bytes(32)
+    (ctx.protected_dir / SECRET_FILE).write_bytes(secret)
+    validation, test = split_problems(secret)
     test = select_test_problems(test, int(ctx.profile.params["n_test_problems"]))
-    _write_jsonl(ctx.public_dir / "validation.jsonl", validation)
-    _write_jsonl(ctx.protected_dir / "test.jsonl", test)
+    _write_jsonl(ctx.public_dir / VALIDATION_FILE, validation)
+    _write_jsonl(ctx.protected_dir / HELD_OUT_FILE, test)
+    copy_eval_package(ctx.public_dir, ctx.profile.params)
     ctx.progress(f"{len(validation)} validation and {len(test)} held-out problems", 1.0)

@@ -26,6 +26,7 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 )
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
 from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc, rustc_sysroot
+from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
 from rebench.harness.context import ScoringContext
 
 SOCKET_NAME = "model.sock"
@@ -64,7 +65,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
     """Fraction of held-out problems solved; NaN when the solution cannot be run at all."""
     if not (ctx.solution_dir / "solution.py").is_file():
         return ScoreResult.invalid("no solution.py in the submission")
-    problems = load_problems(ctx.assets_dir / "protected" / "test.jsonl")
+    problems = load_problems(ctx.assets_dir / "protected" / HELD_OUT_FILE)
     try:
         rustc = find_rustc()
     except FileNotFoundError as exc:

@@ -8,8 +8,9 @@ that do not exist, chatty output, or an answer in another language when the prom
 ask for Rust. Every number that shapes its behaviour is a constant below and is documented in
 the environment's README.
 
-Determinism: the answer is a function of (simulator seed, problem, prompt text, temperature,
-request seed, and how many times the same prompt was asked before), so a fixed scaffold run
+Determinism: the answer is a function of (simulator seed, problem, prompt text with the
+problem's statement, when quoted whole, standing for the problem, temperature, request seed,
+and how many times the same prompt was asked before), so a fixed scaffold run
 twice gets the same answers, while asking again gives fresh samples at temperature > 0.
 """
 
@@ -142,7 +143,10 @@ class Simulator:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         problem = self.identify(text)
         feats = features(text)
-        prompt_key = _hash(text, round(temperature, 3), body.get("seed"))
+        # The statement quoted whole stands for the problem itself, so a scaffold's samples do
+        # not depend on which test instances prepare drew (examples are part of the statement).
+        keyed = text.replace(problem.description, f"<problem {problem.id}>") if problem else text
+        prompt_key = _hash(keyed, round(temperature, 3), body.get("seed"))
         with self._lock:
             repeat = self._asked.get(prompt_key, 0)
             self._asked[prompt_key] = repeat + 1

@@ -69,6 +69,7 @@ SPEC = EnvironmentSpec(
     },
     aggregation=Aggregation.BEST,
     solution_globs=("**/*.py",),
+    child_modules=("child", "protocol"),
     snapshot_max_bytes=4 * 1024 * 1024,
     paper_starting_raw=1.5535302804958044,
     paper_reference_raw=0.4700036292457356,

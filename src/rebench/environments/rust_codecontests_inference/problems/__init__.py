@@ -6,6 +6,7 @@ from rebench.environments.rust_codecontests_inference.problems.base import (
     Family,
     Problem,
     build_problem,
+    derive_key,
 )
 from rebench.environments.rust_codecontests_inference.problems.families_a import (
     ARRAYS,
@@ -48,17 +49,20 @@ VALIDATION_FAMILIES: frozenset[str] = frozenset(
 )
 
 
-def all_problems(seed: int) -> list[Problem]:
-    """Every problem of every family, in a fixed order."""
-    return [build_problem(f, v, seed) for f in FAMILIES for v in f.variants]
+def all_problems(key: bytes) -> list[Problem]:
+    """Every problem of every family built from `key`, in a fixed order."""
+    return [build_problem(f, v, key) for f in FAMILIES for v in f.variants]
 
 
-def split_problems(seed: int) -> tuple[list[Problem], list[Problem]]:
-    """(validation, held-out test) problems."""
-    problems = all_problems(seed)
-    validation = [p for p in problems if p.family in VALIDATION_FAMILIES]
-    test = [p for p in problems if p.family not in VALIDATION_FAMILIES]
+def split_problems(secret: bytes) -> tuple[list[Problem], list[Problem]]:
+    """(validation, held-out test) problems. Each side is built from its own sub-key of
+    `secret`, so the public validation problems reveal nothing of the held-out ones."""
+    validation = [build_problem(f, v, derive_key(secret, "validation"))
+                  for f in FAMILIES if f.key in VALIDATION_FAMILIES for v in f.variants]
+    test = [build_problem(f, v, derive_key(secret, "held-out"))
+            for f in FAMILIES if f.key not in VALIDATION_FAMILIES for v in f.variants]
     return validation, test
 
 
-__all__ = ["FAMILIES", "VALIDATION_FAMILIES", "Problem", "all_problems", "split_problems"]
+__all__ = ["FAMILIES", "VALIDATION_FAMILIES", "Problem", "all_problems", "derive_key",
+           "split_problems"]

@@ -2,13 +2,15 @@
 
 A family is a shared input format and generator; each variant is a different task on it with
 its own statement, Python oracle and reference Rust solution. Tests are produced by the
-family's generator from a seed, and the expected outputs by the oracle; a test proves the
-Rust solution agrees with the oracle on every test.
+family's generator from a key (bytes), and the expected outputs by the oracle; a test proves
+the Rust solution agrees with the oracle on every test. Held-out problems are built at prepare
+from a key derived from a secret drawn then, so this code alone cannot rebuild them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -121,14 +123,16 @@ def _tests(gen: Generator, oracle: Oracle, sizes: tuple[Size, ...], rng: random.
     return {"input": inputs, "output": [oracle(text) for text in inputs]}
 
 
-def _seed(*parts: str) -> int:
-    return int.from_bytes(hashlib.sha256("|".join(parts).encode()).digest()[:8], "big")
+def derive_key(key: bytes, *labels: str) -> bytes:
+    """A sub-key of `key` for a purpose (HMAC-SHA256): one-way, so sub-keys that are made
+    public (e.g. the validation problems' tests) reveal nothing of the others."""
+    return hmac.new(key, "|".join(labels).encode(), hashlib.sha256).digest()
 
 
-def build_problem(family: Family, variant: Variant, seed: int) -> Problem:
-    """Assemble statement and tests of one variant; deterministic in (family, variant, seed)."""
+def build_problem(family: Family, variant: Variant, key: bytes) -> Problem:
+    """Assemble statement and tests of one variant; deterministic in (family, variant, key)."""
     gen = variant.gen or family.gen
-    rng = random.Random(_seed(family.key, variant.key, str(seed)))
+    rng = random.Random(derive_key(key, "tests", family.key, variant.key))
     public = _tests(gen, variant.oracle, PUBLIC_SIZES, rng)
     private = _tests(gen, variant.oracle, PRIVATE_SIZES, rng)
     generated = _tests(gen, variant.oracle, GENERATED_SIZES, rng)

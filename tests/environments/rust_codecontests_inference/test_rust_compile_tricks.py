@@ -1,0 +1,122 @@
+"""Compile-time file and environment access, however it is spelled, gains nothing: each program
+below would print the content of a secret file (or variable) if the compiler let it read it.
+The judge rejects them without relying on one regex over the source: rustc's own dependency
+list (dep-info) is checked after every compilation, identifiers that reach files are refused
+wherever they appear (so a `macro_rules!` indirection still names them), and under bwrap the
+compiler sees nothing but the source and the toolchain."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+from rust_cc_support import bwrap_isolation
+
+from rebench.environments.rust_codecontests_inference.judge import (
+    Judge,
+    Verdict,
+    find_rustc,
+    rustc_sysroot,
+)
+from rebench.environments.rust_codecontests_inference.judge import TestCase as Case
+from rebench.sandbox import SandboxConfig, make_sandbox
+
+SECRET = "424242"
+INDIRECT = "macro_rules! grab {{ ($m:ident, $p:expr) => {{ $m!($p) }}; }}\n"
+
+# name -> program; {txt} is a file holding SECRET, {rs} one holding the Rust literal "SECRET",
+# {mod} a module file defining `pub const D: &str = SECRET`.
+TRICKS = {
+    "include_str_direct": 'fn main() {{ print!("{{}}", include_str!("{txt}")); }}',
+    "include_str_macro": INDIRECT + 'fn main() {{ print!("{{}}", grab!(include_str, "{txt}")); }}',
+    "include_str_raw_ident": 'fn main() {{ print!("{{}}", r#include_str!("{txt}")); }}',
+    "include_str_concat": INDIRECT + 'fn main() {{ print!("{{}}", grab!(include_str, '
+                          'concat!("{txt_dir}", "/", "secret.txt"))); }}',
+    "include_bytes_macro": INDIRECT + 'fn main() {{ let b: &[u8] = grab!(include_bytes, "{txt}");'
+                           ' print!("{{}}", std::str::from_utf8(b).unwrap()); }}',
+    "include_macro": INDIRECT + 'fn main() {{ let s: &str = grab!(include, "{rs}"); '
+                     'print!("{{}}", s); }}',
+    "env_macro": INDIRECT + 'fn main() {{ print!("{{}}", grab!(env, "RUST_TRICK_SECRET")); }}',
+    "option_env_macro": INDIRECT + 'fn main() {{ let v: Option<&str> = grab!(option_env, '
+                        '"RUST_TRICK_SECRET"); print!("{{}}", v.unwrap_or("none")); }}',
+    "path_attribute": '#[path = "{mod}"]\nmod m;\nfn main() {{ print!("{{}}", m::D); }}',
+    "path_via_cfg_attr": '#[cfg_attr(all(), path = "{mod}")]\nmod m;\n'
+                         'fn main() {{ print!("{{}}", m::D); }}',
+    "global_asm_incbin": 'std::arch::global_asm!(".section .rodata", ".global SECRETX", '
+                         '"SECRETX:", ".incbin \\"{txt}\\"", ".text");\n'
+                         'extern "C" {{ static SECRETX: [u8; 6]; }}\n'
+                         'fn main() {{ unsafe {{ print!("{{}}", '
+                         'std::str::from_utf8(&*std::ptr::addr_of!(SECRETX)).unwrap()); }} }}',
+    "asm_macro_indirection": 'macro_rules! a {{ ($m:ident) => {{ std::arch::$m!(".section '
+                             '.rodata", ".global SECRETX", "SECRETX:", ".incbin \\"{txt}\\"", '
+                             '".text"); }}; }}\na!(global_asm);\n'
+                             'extern "C" {{ static SECRETX: [u8; 6]; }}\n'
+                             'fn main() {{ unsafe {{ print!("{{}}", '
+                             'std::str::from_utf8(&*std::ptr::addr_of!(SECRETX)).unwrap()); }} }}',
+}
+
+
+@pytest.fixture(scope="module")
+def secret_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    folder = tmp_path_factory.mktemp("protected")
+    (folder / "secret.txt").write_text(SECRET)
+    (folder / "secret.rs").write_text(f'"{SECRET}"\n')
+    (folder / "m.rs").write_text(f'pub const D: &str = "{SECRET}";\n')
+    return {"txt": str(folder / "secret.txt"), "rs": str(folder / "secret.rs"),
+            "mod": str(folder / "m.rs"), "txt_dir": str(folder)}
+
+
+@pytest.fixture(scope="module")
+def local_judge(tmp_path_factory: pytest.TempPathFactory) -> Judge:
+    return Judge(tmp_path_factory.mktemp("build"))
+
+
+@pytest.mark.parametrize("name", sorted(TRICKS))
+def test_compile_time_reads_are_forbidden_without_a_sandbox(
+        name: str, secret_files: dict[str, str], local_judge: Judge,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("RUST_TRICK_SECRET", SECRET)
+    source = TRICKS[name].format(**secret_files)
+    result = local_judge.judge(source, [Case("", SECRET)], 2.0)
+    assert result.verdict is Verdict.FORBIDDEN, (result.verdict, result.detail)
+    assert SECRET not in result.detail  # nothing of the file comes back in the message
+
+
+def test_a_plain_program_using_std_env_still_compiles(local_judge: Judge) -> None:
+    source = ('use std::env;\nfn main() { let n = env::args().count(); '
+              'let path = vec![n]; println!("{}", path.len() + std::env::args().count() - n); }')
+    assert local_judge.judge(source, [Case("", "1")], 2.0).verdict is Verdict.PASSED
+
+
+def test_the_compiler_sees_no_file_but_the_source_under_bwrap(
+        secret_files: dict[str, str], tmp_path: Path) -> None:
+    """The primary defence: with the static checks switched off, bwrap alone (the secret's
+    folder hidden, as the scorer hides the asset cache) leaves every trick nothing to read."""
+    isolation = bwrap_isolation()
+    if isolation is None:
+        pytest.skip("the bwrap sandbox is not available here")
+    rustc = find_rustc()
+    hidden = (Path(secret_files["txt_dir"]),)
+
+    def wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
+        config = SandboxConfig(workdir=workdir, writable=writable, network=False, gpu=False,
+                               extra_ro=(rustc_sysroot(rustc),), hidden=hidden)
+        return make_sandbox(isolation, config).wrap(argv)
+
+    judge = Judge(tmp_path / "build", wrap=wrap, rustc=rustc, static_checks=False)
+    os.environ.setdefault("RUST_TRICK_SECRET", SECRET)
+    for name, template in TRICKS.items():
+        result = judge.judge(template.format(**secret_files), [Case("", SECRET)], 2.0)
+        assert not result.passed, name
+
+
+@pytest.mark.parametrize("name", sorted(n for n in TRICKS if "env" not in n))
+def test_control_every_file_trick_reads_the_secret_when_nothing_stops_it(
+        name: str, secret_files: dict[str, str], tmp_path: Path) -> None:
+    """The attacks are real: without the checks and without a sandbox they pass. (The
+    compiler's environment is always the judge's minimal one, so `env!` reads no secret.)"""
+    judge = Judge(tmp_path / "build", static_checks=False)
+    result = judge.judge(TRICKS[name].format(**secret_files), [Case("", SECRET)], 2.0)
+    assert result.verdict is Verdict.PASSED, (result.verdict, result.detail)
