@@ -10,6 +10,7 @@ from typing import Any, TypeVar
 
 import click
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from rebench.cli_runs import fmt_number, register_run_commands
@@ -65,7 +66,10 @@ class RebenchGroup(click.Group):
         try:
             return super().invoke(ctx)
         except RebenchError as exc:
-            console.print(f"[bold red]error:[/] {exc}")
+            # escape: messages quote YAML, paths and code, where `[...]` is not markup
+            # soft_wrap: one line however narrow the terminal (the terminal wraps it)
+            console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
+                          soft_wrap=True)
             sys.exit(2)
 
 
@@ -169,7 +173,10 @@ def _print_evaluation(evaluation: Any, as_json: bool) -> None:
 @isolation_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
 def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: bool) -> None:
-    """Officially score a solution folder (no run, no log)."""
+    """Officially score a solution folder (no run, no log).
+
+    Exit status: 0 for a valid score, 1 when the score is invalid (NaN: the message says
+    why), 2 for an error such as an unknown environment."""
     from rebench.core.discovery import load_spec
     from rebench.harness.evaluate import evaluate_folder, evaluate_named
 
@@ -185,6 +192,9 @@ def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: 
             raise RebenchError(f"--solution {solution!r} is neither a folder nor one of "
                                f"{', '.join(sorted(spec.solutions))}")
     _print_evaluation(evaluation, as_json)
+    if not evaluation.result.valid:
+        console.print("[red]invalid score[/]: the solution was not scored (see message)")
+        sys.exit(1)
 
 
 @main.command()

@@ -5,10 +5,22 @@ from __future__ import annotations
 import contextlib
 import json
 import math
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, NoReturn
 
 import click
+from rich.console import Console
 from rich.table import Table
+
+from rebench.harness.records import RunMark as RunMarkChoices
+
+if TYPE_CHECKING:
+    from rebench.agents.base import Agent
+    from rebench.harness.batch import BatchJob
+    from rebench.harness.records import OperatorMark, RunRecord
+    from rebench.harness.run import Run
 
 
 def fmt_number(x: float | None, digits: int = 3) -> str:
@@ -17,7 +29,7 @@ def fmt_number(x: float | None, digits: int = 3) -> str:
 
 
 def register_run_commands(group: click.Group) -> None:
-    for command in (run, runs, show, resume, verify, batch, setup_sandbox):
+    for command in (run, runs, show, mark, resume, verify, batch, setup_sandbox):
         group.add_command(command)
 
 
@@ -33,40 +45,105 @@ def register_run_commands(group: click.Group) -> None:
               show_default=True)
 def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
         isolation: str) -> None:
-    """Run one attempt of AGENT at ENV_ID and print its normalized score."""
+    """Run one attempt of AGENT at ENV_ID and print its normalized score. Ctrl-C stops the
+    run as `interrupted` (not counted in reports); `rebench resume RUN` continues it."""
     from rebench.agents.base import make_agent
-    from rebench.cli import console, out, resolve_isolation
+    from rebench.cli import console, resolve_isolation
+    from rebench.core.discovery import load_spec
     from rebench.core.duration import parse_duration
     from rebench.core.errors import RebenchError
-    from rebench.harness.driver import execute_run
+    from rebench.core.paths import runs_root
+    from rebench.harness.index import ensure_runs_root
     from rebench.harness.run import create_run
+    from rebench.harness.workspace import require_prepared
 
     try:
         budget_s = parse_duration(budget) if budget else None
     except ValueError as exc:
         raise RebenchError(str(exc)) from None
     the_agent = make_agent(agent)
+    root = ensure_runs_root(runs_root())
+    spec = load_spec(env_id)
+    require_prepared(spec, spec.profile(profile))  # before any run folder exists
     iso = resolve_isolation(isolation)
-    the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed)
+    with discard_unstarted_runs(root):
+        the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed, root=root)
     console.print(f"run {the_run.record.run_id} in {the_run.run_dir}")
+    _drive(the_run, the_agent)
+
+
+@contextlib.contextmanager
+def discard_unstarted_runs(root: Path) -> Iterator[None]:
+    """If the body raises, remove the run folders it left without a run.json (a run whose
+    creation failed half-way is no run: it must not linger as an empty folder)."""
+    import shutil
+
+    before = {p.name for p in root.iterdir()} if root.is_dir() else set()
+    try:
+        yield
+    except BaseException:
+        for path in root.iterdir() if root.is_dir() else ():
+            if path.name not in before and path.is_dir() and not (path / "run.json").exists():
+                shutil.rmtree(path, ignore_errors=True)
+        raise
+
+
+def _drive(the_run: Run, the_agent: Agent) -> None:
+    """Execute the run and print its log and score; on Ctrl-C record it as interrupted, end
+    the processes it started (the scorer among them) and say how to resume."""
+    from rebench.cli import console, out
+    from rebench.harness.driver import execute_run
+
+    record = the_run.record
     # The human agent owns the terminal: no spinner over its shell.
     status = (contextlib.nullcontext() if the_agent.name == "human"
-              else console.status(f"{agent} working on {env_id} ({profile})"))
-    with status:
-        score = execute_run(the_run, the_agent)
+              else console.status(f"{record.agent} working on {record.env_id} "
+                                  f"({record.profile})"))
+    try:
+        with status:
+            score = execute_run(the_run, the_agent)
+    except KeyboardInterrupt:
+        _interrupted(the_run)
     _print_log(the_run.run_dir)
-    out.print(f"[bold]{env_id}[/] {agent}: normalized score {score:.3f} "
-              f"(run {the_run.record.run_id})")
+    out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
+              f"(run {record.run_id})")
+
+
+def _interrupted(the_run: Run) -> NoReturn:
+    """Record the run as interrupted, end its child processes, tell how to resume, exit 130."""
+    import os
+    import signal
+    import sys
+
+    from rebench.cli import console
+    from rebench.harness.driver import events_for
+    from rebench.harness.interrupt import end_child_processes, mark_interrupted
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    run_id = the_run.record.run_id
+    if mark_interrupted(the_run.record, the_run.working_s(), "interrupted (Ctrl-C)"):
+        the_run.save()
+        events_for(the_run).emit("note", text="run interrupted (Ctrl-C)", fsync=True)
+        console.print(f"[yellow]interrupted[/]: run {run_id} is not finished; resume with "
+                      f"`rebench resume {run_id}`", highlight=False, soft_wrap=True)
+    else:
+        console.print(f"[yellow]interrupted[/]: run {run_id} had already finished",
+                      highlight=False, soft_wrap=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    # Then end the scorer and leave at once: a scoring thread woken by its killed scorer
+    # must not get to log a score.
+    end_child_processes()
+    os._exit(130)
 
 
 @click.command()
 @click.argument("run_ref")
 def resume(run_ref: str) -> None:
-    """Continue an unfinished run (its harness died) with its remaining budget; also starts
-    a created run that never ran (what `batch` does for each attempt)."""
+    """Continue an unfinished run (interrupted, or its harness died) with its remaining
+    budget; also starts a created run that never ran (what `batch` does for each attempt)."""
     from rebench.agents.base import make_agent
-    from rebench.cli import console, out
-    from rebench.harness.driver import execute_run
+    from rebench.cli import console
     from rebench.harness.resume import reopen_for_resume
 
     the_run = reopen_for_resume(run_ref)
@@ -74,14 +151,7 @@ def resume(run_ref: str) -> None:
     the_agent = make_agent(record.agent)
     console.print(f"resuming {record.run_id}: {the_run.time_left_s():.0f} s of "
                   f"{record.budget_s:.0f} s left, {len(the_run.entries())} score(s) logged")
-    status = (contextlib.nullcontext() if the_agent.name == "human"
-              else console.status(f"{record.agent} working on {record.env_id} "
-                                  f"({record.profile})"))
-    with status:
-        score = execute_run(the_run, the_agent)
-    _print_log(the_run.run_dir)
-    out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
-              f"(run {record.run_id})")
+    _drive(the_run, the_agent)
 
 
 @click.command()
@@ -112,9 +182,12 @@ def batch(spec_file: Path, isolation: str) -> None:
     from rebench.core.errors import RunError
     from rebench.core.paths import runs_root
     from rebench.harness.batch import BatchOutcome, load_batch_spec, run_batch
+    from rebench.harness.index import ensure_runs_root
 
     spec = load_batch_spec(spec_file)
+    _require_batch_prepared(spec.jobs)
     iso = resolve_isolation(isolation)
+    root = ensure_runs_root(runs_root())
     console.print(f"{len(spec.jobs)} attempts, {spec.concurrency} at a time"
                   + (f", GPUs {list(spec.gpu_ids)}" if spec.gpu_ids else ""))
     with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -127,7 +200,8 @@ def batch(spec_file: Path, isolation: str) -> None:
             progress.console.print(f"{outcome.state:>8} {outcome.job.label()} "
                                    f"{outcome.run_id} {fmt_number(outcome.final_normalized)}")
 
-        outcomes = run_batch(spec, iso, runs_root(), update)
+        with discard_unstarted_runs(root):
+            outcomes = run_batch(spec, iso, root, update)
     table = Table(title="batch")
     for col in ("run id", "attempt", "gpus", "state", "score"):
         table.add_column(col)
@@ -139,6 +213,16 @@ def batch(spec_file: Path, isolation: str) -> None:
     if failed:
         raise RunError(f"{len(failed)} of {len(outcomes)} attempts failed; see harness.log "
                        "in their run directories")
+
+
+def _require_batch_prepared(jobs: tuple[BatchJob, ...]) -> None:
+    """NotPreparedError before any attempt of the batch is created."""
+    from rebench.core.discovery import load_spec
+    from rebench.harness.workspace import require_prepared
+
+    for env_id, profile in sorted({(j.env_id, j.profile) for j in jobs}):
+        spec = load_spec(env_id)
+        require_prepared(spec, spec.profile(profile))
 
 
 @click.command("setup-sandbox")
@@ -161,22 +245,100 @@ def setup_sandbox(no_install: bool) -> None:
 @click.option("--env", "env_id", default=None, help="only this environment")
 @click.option("--limit", default=50, show_default=True)
 def runs(env_id: str | None, limit: int) -> None:
-    """List runs recorded in the run index."""
+    """List runs recorded in the run index (newest first)."""
     from rebench.cli import out
     from rebench.core.paths import runs_root
     from rebench.harness.index import index_path, list_runs
+    from rebench.harness.records import load_mark
 
-    table = Table(title=f"runs in {runs_root()}")
-    for col in ("run id", "env", "profile", "agent", "budget s", "status", "score"):
-        # Run ids are what `show`, `resume` and `verify` take: never cut them.
-        table.add_column(col, no_wrap=col == "run id", overflow="fold")
-    rows = [r for r, _ in list_runs(index_path(runs_root()))
+    rows = [RunRow.of(r, load_mark(d)) for r, d in list_runs(index_path(runs_root()))
             if env_id is None or r.env_id == env_id]
-    for record in rows[:limit]:
-        table.add_row(record.run_id, record.env_id, record.profile, record.agent,
-                      f"{record.budget_s:.0f}", record.status.value,
-                      fmt_number(record.final_normalized))
-    out.print(table)
+    out.print(f"runs in {runs_root()}" + (f" ({len(rows) - limit} older not shown)"
+                                          if len(rows) > limit else ""))
+    print_runs(out, rows[:limit])
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One line of `rebench runs`."""
+
+    run_id: str
+    env_id: str
+    profile: str
+    agent: str
+    budget: str
+    status: str
+    score: str
+
+    @classmethod
+    def of(cls, record: RunRecord, mark: OperatorMark | None) -> RunRow:
+        from rebench.analysis.units import format_duration
+        from rebench.harness.records import RunMark
+
+        status = record.status.value
+        if mark is not None and mark.mark is not RunMark.OK:
+            status += f" ({mark.mark.value})"
+        return cls(record.run_id, record.env_id, record.profile, record.agent,
+                   format_duration(record.budget_s), status,
+                   fmt_number(record.final_normalized))
+
+
+# Column sets from the fullest to the narrowest; the run id is never cut (`show`, `resume`
+# and `verify` take it), and it already names the environment and the agent.
+_RUN_COLUMNS = (
+    ("run id", "env", "profile", "agent", "budget", "status", "score"),
+    ("run id", "profile", "budget", "status", "score"),
+    ("run id", "status", "score"),
+)
+
+
+def print_runs(console: Console, rows: list[RunRow]) -> None:
+    """The widest table of runs that fits the console; below that, two lines per run, the
+    run id printed whole (the terminal wraps it, so a copy of it is still one id)."""
+    from rich import box
+
+    attr = {"run id": "run_id", "env": "env_id", "profile": "profile", "agent": "agent",
+            "budget": "budget", "status": "status", "score": "score"}
+    measure = Console(width=10_000)
+    for columns in _RUN_COLUMNS:
+        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+        for col in columns:
+            table.add_column(col, no_wrap=True, justify="right" if col == "score" else "left")
+        for row in rows:
+            table.add_row(*(getattr(row, attr[c]) for c in columns))
+        if measure.measure(table).maximum <= console.width:
+            console.print(table)
+            return
+    for row in rows:
+        console.print(row.run_id, style="bold", soft_wrap=True, highlight=False)
+        console.print(f"  {row.profile} {row.budget} {row.status} score {row.score}",
+                      highlight=False)
+
+
+@click.command()
+@click.argument("run_ref")
+@click.argument("mark", type=click.Choice([m.value for m in RunMarkChoices]))
+@click.option("--reason", default="", help="why (shown in the report's left-out note)")
+def mark(run_ref: str, mark: str, reason: str) -> None:
+    """Mark run RUN_REF as practice or aborted (left out of reports by default), or ok
+    (counted again). The mark is kept in the run's mark.json; the run is not changed."""
+    from datetime import UTC, datetime
+
+    from rebench.cli import out
+    from rebench.core.errors import RunError
+    from rebench.core.paths import runs_root
+    from rebench.harness.records import OperatorMark, RunMark, save_mark
+
+    run_dir = Path(run_ref) if Path(run_ref).is_dir() else runs_root() / run_ref
+    if not (run_dir / "run.json").is_file():
+        raise RunError(f"no run {run_ref!r} under {runs_root()}")
+    stamp = datetime.now(UTC).isoformat(timespec="seconds")
+    try:
+        save_mark(run_dir, OperatorMark(RunMark(mark), reason, stamp))
+    except OSError as exc:
+        raise RunError(f"cannot write the mark of {run_dir.name}: {exc}") from None
+    verdict = "counted in reports" if mark == "ok" else "left out of reports by default"
+    out.print(f"run {run_dir.name} marked {mark}: {verdict}", highlight=False)
 
 
 @click.command()
@@ -185,20 +347,26 @@ def runs(env_id: str | None, limit: int) -> None:
 def show(run_ref: str, as_json: bool) -> None:
     """Show one run (id or directory) with its score log."""
     from rebench.cli import out
+    from rebench.harness.records import load_mark
     from rebench.harness.run import open_run
 
     the_run = open_run(run_ref)
+    operator_mark = load_mark(the_run.run_dir)
     if as_json:
         click.echo(json.dumps({
             "run": the_run.record.to_json(),
+            "mark": operator_mark.to_json() if operator_mark else None,
             "score_log": [e.to_json() for e in the_run.entries()],
         }, default=str))
         return
     record = the_run.record
     table = Table(title=f"run {record.run_id}", show_header=False)
     for key in ("env_id", "env_version", "profile", "agent", "seed", "budget_s", "hardware",
-                "isolation", "status", "created_at", "finished_at", "working_s_used", "note"):
+                "isolation", "created_at", "finished_at", "working_s_used", "note"):
         table.add_row(key, str(getattr(record, key)))
+    table.add_row("status", record.status.value)
+    if operator_mark is not None:
+        table.add_row("mark", f"{operator_mark.mark.value} {operator_mark.reason}".strip())
     table.add_row("anchors", json.dumps(record.anchors))
     table.add_row("score", fmt_number(record.final_normalized))
     out.print(table)

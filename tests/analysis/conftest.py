@@ -7,6 +7,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,15 +22,21 @@ WriteRun = Callable[..., Path]
 def write_run(
     root: Path, run_id: str, env_id: str, agent: str, budget_s: float, events: Events,
     aggregation: str = "best", status: RunStatus = RunStatus.FINISHED,
+    working_s_used: float | None = None, extra: dict[str, Any] | None = None,
+    env_version: str = "1",
 ) -> Path:
-    """One runs/<run_id>/ with run.json and a hash-chained score log."""
+    """One runs/<run_id>/ with run.json and a hash-chained score log. The working time used
+    defaults to the last event's (the final score is logged at the end of the run)."""
     run_dir = root / run_id
     (run_dir / "protected").mkdir(parents=True)
     record = RunRecord(
-        run_id=run_id, env_id=env_id, env_version="1", profile="cpu", agent=agent, seed=0,
-        budget_s=budget_s, hardware="test", anchors={}, isolation="local",
+        run_id=run_id, env_id=env_id, env_version=env_version, profile="cpu", agent=agent,
+        seed=0, budget_s=budget_s, hardware="test", anchors={}, isolation="local",
         created_at="2026-11-29T00:00:00+00:00", status=status,
         aggregation=aggregation,
+        working_s_used=(max((w for w, _ in events), default=0.0) if working_s_used is None
+                        else working_s_used),
+        extra=dict(extra or {}),
     )
     (run_dir / "run.json").write_text(json.dumps(record.to_json()))
     log = run_dir / "protected" / "score_log.jsonl"
@@ -55,8 +62,10 @@ def runs_dir(tmp_path: Path) -> Path:
 @pytest.fixture
 def make_run(runs_dir: Path) -> WriteRun:
     def factory(run_id: str, env_id: str, agent: str, budget_s: float, events: Events,
-                aggregation: str = "best", status: RunStatus = RunStatus.FINISHED) -> Path:
-        return write_run(runs_dir, run_id, env_id, agent, budget_s, events, aggregation, status)
+                aggregation: str = "best", status: RunStatus = RunStatus.FINISHED,
+                **kwargs: Any) -> Path:
+        return write_run(runs_dir, run_id, env_id, agent, budget_s, events, aggregation, status,
+                         **kwargs)
 
     return factory
 

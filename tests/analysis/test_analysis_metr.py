@@ -35,7 +35,7 @@ def test_converted_file_reads_as_runs(tmp_path: Path) -> None:
     ]))
     dest = tmp_path / "metr.csv"
     summary = convert_metr_runs(source, dest)
-    assert (summary.runs, summary.skipped, summary.agents) == (4, 1, ("human", "o1"))
+    assert (summary.runs, summary.skipped, summary.agents) == (4, 1, ("human (METR runs)", "o1"))
     table = from_csv(dest)
     runs = {r.run_id: r for r in table.runs}
     assert set(runs) == {"metr-a1", "metr-a2", "metr-65", "metr-66"}

@@ -62,7 +62,7 @@ def test_html_report_files(tmp_path: Path, runs_dir: Path, make_run: WriteRun) -
     assert "arxiv.org/abs/2411.15114" in page
     assert json.loads((out / "report.json").read_text())["budgets_s"] == [120.0, 240.0, 480.0]
     assert (out / "events.csv").read_text().count("\n") == 1 + 12 * 2 + 6 * 2
-    assert "Mean normalized score@k" in result.output  # the terminal table
+    assert "Mean score@k by total budget" in result.output  # the terminal table
 
 
 def test_report_without_matplotlib_still_writes_the_page(

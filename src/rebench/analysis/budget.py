@@ -137,6 +137,44 @@ def agent_budget_score(
     return BudgetScore(agent, budget_s, tau, k, mean, lo, hi, complete, tuple(per_env))
 
 
+def env_fill_scores(
+    groups: Groups, focus: Sequence[BudgetScore], agents: Sequence[str], budget_s: float,
+    n_boot: int = 1000, seed: int = 0,
+) -> list[EnvScore]:
+    """Per-environment scores at `budget_s` for each (agent, environment) that the agent's
+    chosen allocation does not cover, each at the environment's own best allocation.
+
+    An agent with runs of different limits on different environments (a human 8 h run on one,
+    30 min runs on another) would otherwise vanish from the per-environment table wherever
+    its chosen limit has no runs."""
+    chosen = {s.agent: {e.env_id for e in s.per_env} for s in focus}
+    out = []
+    for agent in agents:
+        for env_id in groups.env_ids:
+            if env_id in chosen.get(agent, set()):
+                continue
+            best: EnvScore | None = None
+            taus = sorted({t for (a, e, t) in groups.scores if a == agent and e == env_id})
+            for tau, k in allocations(taus, budget_s):
+                scores = groups.scores[(agent, env_id, tau)]
+                visible = groups.visible[env_id]
+                point = expected_score_at_k(scores, k, visible)
+                if best is None or point > best.score:
+                    rng = _rng(seed, f"{agent}|{env_id}", budget_s)
+                    lo, hi = percentile_interval(
+                        bootstrap_score_at_k(scores, k, visible, rng, n_boot))
+                    best = EnvScore(env_id, agent, budget_s, tau, k, point, lo, hi,
+                                    int(scores.size), visible)
+            if best is not None:
+                out.append(best)
+    return out
+
+
+def env_set(score: BudgetScore) -> tuple[str, ...]:
+    """The environments a curve point averages (points over different sets are not joined)."""
+    return tuple(sorted(e.env_id for e in score.per_env))
+
+
 def budget_curve(
     table: RunTable, budgets: Sequence[float], n_boot: int = 1000, seed: int = 0
 ) -> list[BudgetScore]:

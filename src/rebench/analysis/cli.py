@@ -3,27 +3,30 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
+from typing import IO, Any
 
 import click
 
 from rebench.analysis.report import Report, ReportSettings, build_report, report_json
-from rebench.analysis.sources import from_csv, from_index, from_run_dirs, write_csv
+from rebench.analysis.sources import LeftOut, from_csv, from_index, from_run_dirs, write_csv
 from rebench.analysis.table import RunTable
 from rebench.analysis.units import parse_duration
 from rebench.core.errors import RebenchError
 from rebench.core.paths import runs_root
 
 
-def _load(runs_root_opt: Path | None, runs_db: Path | None, csv_file: Path | None) -> RunTable:
+def _load(runs_root_opt: Path | None, runs_db: Path | None, csv_file: Path | None,
+          include: frozenset[LeftOut] = frozenset()) -> RunTable:
     chosen = [x for x in (runs_db, csv_file) if x is not None]
     if len(chosen) > 1:
         raise click.UsageError("use at most one of --runs-db and --from-csv")
     if csv_file is not None:
         return from_csv(csv_file)
     if runs_db is not None:
-        return from_index(runs_db)
-    return from_run_dirs(runs_root_opt or runs_root())
+        return from_index(runs_db, include=include)
+    return from_run_dirs(runs_root_opt or runs_root(), include=include)
 
 
 def _budgets(text: str | None) -> tuple[float, ...]:
@@ -40,8 +43,9 @@ def _budgets(text: str | None) -> tuple[float, ...]:
 @click.option("--from-csv", "csv_file", type=click.Path(path_type=Path, dir_okay=False,
               exists=True), help="CSV of external score events (env, agent, run_id, "
               "time_limit_s, working_s, normalized; one row per score event).")
-@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=Path("report"),
-              show_default=True, help="Folder for report.html, report.json and events.csv.")
+@click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
+              help="Folder for report.html, report.json and events.csv [default: report; "
+              "with --json: none, unless given].")
 @click.option("--budget", "focus", help="Total budget of the per-environment view, e.g. 8h "
               "(default: the longest time limit in the data).")
 @click.option("--budgets", help="Comma-separated total budgets of the curve, e.g. 30m,2h,8h,32h "
@@ -50,33 +54,73 @@ def _budgets(text: str | None) -> tuple[float, ...]:
               show_default=True, help="Bootstrap resamples for the 95% intervals.")
 @click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 @click.option("--title", default="", help="A line under the page title, e.g. what the data is.")
+@click.option("--include", "include", multiple=True,
+              type=click.Choice([c.value for c in LeftOut]),
+              help="Count runs of this kind, left out by default (repeatable): interrupted, "
+              "crashed, early (human runs ended before 10% of their budget), practice, aborted.")
 @click.option("--json", "as_json", is_flag=True,
-              help="Print the computed tables as one JSON object (no HTML, no table).")
-def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None, out: Path,
-           focus: str | None, budgets: str | None, n_boot: int, seed: int, title: str,
-           as_json: bool) -> None:
-    """Score@k over time budgets, per-environment scores, trajectories and human baselines."""
+              help="Print the computed tables as one JSON object (no table; files only if "
+              "--out is given too).")
+def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
+           out: Path | None, focus: str | None, budgets: str | None, n_boot: int, seed: int,
+           title: str, include: tuple[str, ...], as_json: bool) -> None:
+    """Score@k over time budgets, per-environment scores, trajectories and human baselines.
+
+    Runs that were interrupted, crashed, ended early (human) or marked practice or aborted
+    (`rebench mark`) are left out and listed; --include counts them. Exit status 2 on an
+    error (unreadable input, an --out folder that cannot be written)."""
     try:
-        table = _load(runs_root, runs_db, csv_file)
+        table = _load(runs_root, runs_db, csv_file,
+                      frozenset(LeftOut(c) for c in include))
         settings = ReportSettings(_budgets(budgets), parse_duration(focus) if focus else None,
                                   n_boot, seed, title)
         result = build_report(table, settings)
+        folder = None if as_json and out is None else _writable(out or Path("report"))
     except RebenchError as exc:
-        raise click.ClickException(str(exc)) from None
+        raise ReportError(str(exc)) from None
     data = report_json(result)
     if as_json:
         click.echo(json.dumps(data, indent=1, allow_nan=False))
-        return
-    from rebench.analysis.terminal import print_report
+    else:
+        from rebench.analysis.terminal import print_report
 
-    print_report(result)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "report.json").write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-    write_csv(table, out / "events.csv")
-    _write_html(result, out / "report.html")
+        print_report(result)
+    if folder is not None:
+        try:
+            (folder / "report.json").write_text(json.dumps(data, indent=1, allow_nan=False)
+                                                + "\n")
+            write_csv(table, folder / "events.csv")
+            _write_html(result, folder / "report.html", quiet=as_json)
+        except OSError as exc:
+            raise ReportError(f"cannot write the report into {folder}: "
+                              f"{exc.strerror or exc}") from None
 
 
-def _write_html(result: Report, path: Path) -> None:
+class ReportError(click.ClickException):
+    """A one-line error with exit status 2 (as every `rebench` error), also when the
+    command runs on its own (the example scripts call it outside the `rebench` group)."""
+
+    exit_code = 2
+
+    def show(self, file: IO[Any] | None = None) -> None:
+        click.echo(f"error: {self.format_message()}", err=True, file=file)
+
+
+def _writable(folder: Path) -> Path:
+    """`folder`, created if needed; ReportError if it cannot be written."""
+    for parent in (folder, *folder.parents):
+        if parent.exists() and not parent.is_dir():
+            raise ReportError(f"--out {folder}: {parent} is a file, not a folder")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ReportError(f"--out {folder}: cannot create it ({exc.strerror or exc})") from None
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise ReportError(f"--out {folder}: not writable")
+    return folder
+
+
+def _write_html(result: Report, path: Path, quiet: bool = False) -> None:
     from rebench.analysis.html import render_html
     from rebench.analysis.plots import PlottingUnavailable, all_figures
 
@@ -86,4 +130,7 @@ def _write_html(result: Report, path: Path) -> None:
         click.echo(f"warning: {exc}; the page has no figures", err=True)
         figures = {}
     path.write_text(render_html(result, figures))
-    click.echo(f"wrote {path}")
+    if not quiet:  # with --json, stdout is the JSON object alone
+        click.echo(f"wrote {path}")
+    else:
+        click.echo(f"wrote {path}", err=True)

@@ -10,6 +10,7 @@ from typing import Any
 from rebench.analysis.budget import BudgetScore
 from rebench.analysis.humans import Fact, HumanReference
 from rebench.analysis.report import Report
+from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
 
 CSS = """
@@ -24,7 +25,7 @@ th,td{padding:5px 10px;border-bottom:1px solid #eceef1;text-align:right;white-sp
 th{background:#f3f4f6;font-weight:600;white-space:normal;vertical-align:bottom}td.l,th.l{text-align:left}
 td small{color:#6b7280}td.h{background:#fafafa}.best{font-weight:700}
 img.fig{max-width:100%;height:auto;display:block;margin:8px 0}
-.scroll{overflow-x:auto}
+.scroll{overflow-x:auto}table.envs th{max-width:110px}
 .cards{display:flex;gap:14px;flex-wrap:wrap;margin:16px 0}
 .card{border:1px solid #e3e5e8;border-radius:8px;padding:10px 14px;min-width:150px}
 .card b{display:block;font-size:22px}.card span{color:#5f6368;font-size:12px}
@@ -79,28 +80,48 @@ def budget_table(report: Report) -> str:
     return f"<div class=scroll><table><tr><th class=l>agent</th>{head}</tr>{body}</table></div>"
 
 
+def _env_head(env_id: str) -> str:
+    """An environment id as a column head that may wrap at its underscores."""
+    return "_<wbr>".join(escape(part) for part in env_id.split("_"))
+
+
 def env_table(report: Report) -> str:
-    """Environments x agents at the focus budget, beside the human best and mean."""
-    humans = report.humans
-    head = "".join(f"<th>{escape(s.agent)}<br><small>{escape(s.allocation)}</small></th>"
-                   for s in report.focus)
+    """Agents x environments at the focus budget (agents as rows: a table with many agents
+    grows down, not off the page), then the published human rows on the paper's scale."""
+    envs = report.table.env_ids()
+    head = "".join(f"<th>{_env_head(e)}</th>" for e in envs)
     rows = []
-    for env_id in report.table.env_ids():
+    for s in report.focus:
+        fill = {e.env_id: e for e in report.focus_fill if e.agent == s.agent}
+        by_env = {e.env_id: e for e in s.per_env}
         cells = []
-        for s in report.focus:
-            e = next((x for x in s.per_env if x.env_id == env_id), None)
+        for env_id in envs:
+            e = by_env.get(env_id) or fill.get(env_id)
+            own = "" if env_id in by_env or e is None else \
+                f"<br><small>own: {e.k} x {escape(format_duration(e.tau_s))}</small>"
             cells.append("<td>-</td>" if e is None else
-                          f"<td>{e.score:.2f}<br><small>[{e.lo:.2f}, {e.hi:.2f}] n={e.n_runs}"
-                          f"</small></td>")
-        ref = humans.environments.get(env_id)
-        best = _fmt(ref.best.value) if ref and ref.best else "-"
-        mean = _fmt(ref.mean_normalized) if ref else "-"
-        rows.append(f"<tr><td class=l>{escape(env_id)}</td><td class=h>{best}</td>"
-                    f"<td class=h>{mean}</td>{''.join(cells)}</tr>")
-    # Human columns first: with many agents the table scrolls, and they stay in view.
-    return (f"<div class=scroll><table><tr><th class=l>environment</th>"
-            f"<th>human best<br><small>paper</small></th><th>human mean<br><small>METR 7-9 h"
-            f"</small></th>{head}</tr>{''.join(rows)}</table></div>")
+                         f"<td>{e.score:.2f}<br><small>{e.lo:.2f}-{e.hi:.2f} n={e.n_runs}"
+                         f"</small>{own}</td>")
+        rows.append(f"<tr><td class=l>{escape(s.agent)}<br><small>{escape(s.allocation)}"
+                    f"</small></td>{''.join(cells)}</tr>")
+    humans = _human_rows(report, envs) if report.table.scale is ScoreScale.NORMALIZED else ""
+    return (f"<div class=scroll><table class=envs><tr><th class=l>agent<br><small>allocation"
+            f"</small></th>{head}</tr>{''.join(rows)}{humans}</table></div>")
+
+
+def _human_rows(report: Report, envs: list[str]) -> str:
+    """The published human reference per environment (not runs of this report)."""
+    refs = [report.humans.environments.get(e) for e in envs]
+    best = "".join(f"<td class=h>{_fmt(r.best.value) if r and r.best else '-'}</td>"
+                   for r in refs)
+    mean = "".join(f"<td class=h>{_fmt(r.mean_normalized) if r else '-'}</td>" for r in refs)
+    humans = report.humans
+    best_src = next((r.best.source for r in refs if r and r.best), "paper_table5")
+    mean_src = next((r.mean_raw.source for r in refs if r and r.mean_raw), "metr_runs")
+    return (f"<tr><td class=\"l h\">human best, published{_cite(best_src, humans)}<br><small>"
+            f"paper Table 5, H100</small></td>{best}</tr>"
+            f"<tr><td class=\"l h\">human mean 7-9 h, published{_cite(mean_src, humans)}<br>"
+            f"<small>METR data, paper anchors</small></td>{mean}</tr>")
 
 
 def humans_section(humans: HumanReference) -> str:
@@ -127,8 +148,9 @@ def humans_section(humans: HumanReference) -> str:
         for s in humans.sources.values())
     return f"""
 <h2>Human experts (published reference)</h2>
-<p class=note>Facts from the paper and METR's released data (the paper's H100 setup), not rebench
-runs. {totals}</p>
+<p class=note>Facts from the paper and METR's released data (the paper's H100 setup), not runs of
+this report, all on the paper's normalized scale; docs/human-reference.md in the rebench
+repository lists them with their sources. {totals}</p>
 <table><tr><th class=l>human group (8 h)</th><th>runs</th><th>mean normalized</th></tr>{groups}
 </table>
 <table><tr><th class=l>environment</th><th>human runs</th><th>best score</th>
@@ -153,6 +175,17 @@ def _totals_sentence(humans: HumanReference) -> str:
 def _figure(uri: str | None, alt: str, missing: str) -> str:
     return f'<img class=fig alt="{escape(alt)}" src="{uri}">' if uri else \
         f"<p class=note>(no figure: {escape(missing)})</p>"
+
+
+def _trajectory_block(report: Report, figures: dict[str, Any], no_plot: str) -> str:
+    """The trajectories figure, or a sentence saying why there is none."""
+    if figures.get("trajectories"):
+        return _figure(figures["trajectories"], "score over time", no_plot)
+    if not report.table.runs or not figures:
+        return _figure(None, "score over time", no_plot)
+    return ("<p class=warn>No chart: every run here has a single score (its final one), so "
+            "there is no score over working time to draw. Runs made with rebench log a score "
+            "at the start, at each of the agent's scoring requests and at the end.</p>")
 
 
 def _problems(problems: Iterable[str]) -> str:
@@ -184,6 +217,17 @@ def render_html(report: Report, figures: dict[str, Any]) -> str:
     no_plot = ("no runs" if not table.runs else "no data" if figures
                else "matplotlib is not installed (pip install 'rebench[report]')")
     subtitle = f"<p>{escape(report.settings.title)}</p>" if report.settings.title else ""
+    scale = table.scale
+    if scale is ScoreScale.NORMALIZED:
+        star_note = ("The star is the paper's human mean at 8 h (published; the paper's H100 "
+                     "setup).")
+        bars_note = ("Black line: best human score (paper Table 5); diamond: METR's mean of "
+                     "7-9 h human runs normalized with the paper's anchors.")
+    else:
+        star_note = bars_note = (
+            f"These scores are {scale.label}, which cannot be converted to the paper's "
+            "normalized score, so the paper's human reference (on the paper's scale) is not "
+            "drawn here: see \"Human experts\" below.")
     return f"""<!doctype html><html lang=en><head><meta charset=utf-8>
 <title>rebench report</title><style>{CSS}</style></head><body><main>
 <h1>rebench report</h1>{subtitle}
@@ -191,22 +235,22 @@ def render_html(report: Report, figures: dict[str, Any]) -> str:
 bootstrap {report.settings.n_boot} resamples, seed {report.settings.seed}</div>
 {_cards(report)}{_problems(table.problems)}
 <h2>Score vs total time budget</h2>
-<p class=note>Mean normalized score over environments when an agent may spend a total budget T
-on k independent runs of a time limit tau and keep the best. Bands: 95% bootstrap intervals;
-hollow markers: not every environment covered. The star is the paper's human mean at 8 h.</p>
+<p class=note>Mean score over environments ({escape(scale.label)}) when an agent may spend a total
+budget T on k independent runs of a time limit tau and keep the best. Bands: 95% bootstrap
+intervals; hollow markers: not every environment covered. A line joins only points that average
+the same environments. {star_note}</p>
 {_figure(figures.get("budget"), "score vs budget", no_plot)}
 {budget_table(report)}
 <h2>Per environment at T = {escape(focus)}</h2>
-<p class=note>Bars: score@k at the agent's best allocation for T = {escape(focus)}, with 95%
-intervals. Black line: best human score (paper Table 5); diamond: METR's mean of 7-9 h human
-runs normalized with the paper's anchors.</p>
+<p class=note>Score@k ({escape(scale.label)}) at the agent's best allocation for
+T = {escape(focus)}, with 95% intervals and the number of runs. Where that allocation has no runs
+on an environment, the environment's own best allocation is shown ("own", hatched bars).
+{bars_note}</p>
 {_figure(figures.get("bars"), "per-environment scores", no_plot)}
 {env_table(report)}
 <h2>Score over working time</h2>
-<p class=note>Mean score so far across runs of each agent and time limit (runs with a single,
-final score, as in external data, have no trajectory).</p>
-{_figure(figures.get("trajectories"), "score over time",
-         "no run has intermediate scores" if figures and table.runs else no_plot)}
+<p class=note>Mean score so far across runs of each agent and time limit.</p>
+{_trajectory_block(report, figures, no_plot)}
 {humans_section(report.humans)}
 {METHOD}
 </main></body></html>

@@ -11,8 +11,9 @@ import io
 import math
 from typing import TYPE_CHECKING, Any
 
-from rebench.analysis.budget import BudgetScore
+from rebench.analysis.budget import BudgetScore, EnvScore, env_set
 from rebench.analysis.report import Report
+from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
 
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 HUMAN = "#111111"
+HUMAN_SHADES = (HUMAN, "#6b6b6b", "#a0a0a0")
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b",
            "#e377c2", "#7f7f7f", "#bcbd22")
 
@@ -52,8 +54,12 @@ def _text(label: str) -> str:
 
 
 def agent_colors(agents: list[str]) -> dict[str, str]:
-    return {a: HUMAN if a.lower() == "human" else PALETTE[i % len(PALETTE)]
-            for i, a in enumerate(agents)}
+    """Humans in black and greys (the first black), agents in the palette."""
+    humans = [a for a in agents if a.lower().startswith("human")]
+    others = [a for a in agents if a not in humans]
+    colors = {a: HUMAN_SHADES[i % len(HUMAN_SHADES)] for i, a in enumerate(humans)}
+    colors.update({a: PALETTE[i % len(PALETTE)] for i, a in enumerate(others)})
+    return colors
 
 
 def _duration_axis(ax: Axes, ticks: list[float]) -> None:
@@ -70,25 +76,44 @@ def _anchor_lines(ax: Axes) -> None:
     ax.axhline(1.0, color="#999999", lw=0.8, ls="--")
 
 
+def curve_segments(points: list[BudgetScore]) -> list[list[BudgetScore]]:
+    """Consecutive points that average the same environments; a line joins only those (a
+    mean over 4 environments beside one over 7 is not a change over the budget)."""
+    segments: list[list[BudgetScore]] = []
+    for point in points:
+        if segments and env_set(segments[-1][-1]) == env_set(point):
+            segments[-1].append(point)
+        else:
+            segments.append([point])
+    return segments
+
+
 def budget_figure(report: Report) -> Figure:
-    """Mean normalized score vs total time budget (log axis), bands and human points."""
+    """Mean score vs total time budget (log axis), bands; the paper's human point only when
+    the data is on the paper's scale."""
     fig = _figure(11.0, 5.0)
     ax = fig.add_subplot()
     colors = agent_colors(report.table.agents())
     for agent in report.table.agents():
         points = [s for s in report.curve if s.agent == agent]
-        if not points:
-            continue
-        x = [s.budget_s for s in points]
-        ax.fill_between(x, [s.lo for s in points], [s.hi for s in points],
-                        color=colors[agent], alpha=0.15, lw=0)
-        ax.plot(x, [s.mean for s in points], color=colors[agent], lw=1.8, label=_text(agent))
-        for s in points:
-            ax.plot(s.budget_s, s.mean, "o", color=colors[agent], ms=5,
-                    mfc=colors[agent] if s.complete else "white")
+        label: str | None = _text(agent)
+        # Humans on top: their few points must not hide behind an agent's marker.
+        zorder = 3.0 if agent.lower().startswith("human") else 2.0
+        for segment in curve_segments(points):
+            x = [s.budget_s for s in segment]
+            if len(segment) == 1:  # a lone point has no band: an error bar instead
+                ax.errorbar(x, [segment[0].mean], yerr=[[segment[0].mean - segment[0].lo],
+                                                        [segment[0].hi - segment[0].mean]],
+                            color=colors[agent], lw=1, capsize=3, zorder=zorder)
+            ax.fill_between(x, [s.lo for s in segment], [s.hi for s in segment],
+                            color=colors[agent], alpha=0.15, lw=0)
+            ax.plot(x, [s.mean for s in segment], color=colors[agent], lw=1.8,
+                    label=label, marker="o", ms=5, zorder=zorder,
+                    mfc=colors[agent] if segment[0].complete else "white")
+            label = None
     ticks = _budget_ticks(report.budgets)
     human = report.humans.overall_mean()
-    if human is not None:
+    if human is not None and report.table.scale is ScoreScale.NORMALIZED:
         ax.plot(human.budget_s, human.mean.value, marker="*", ms=15, color=HUMAN, ls="none",
                 label=f"human experts, paper ({format_duration(human.budget_s)}, "
                       f"{human.runs} runs)")
@@ -96,7 +121,7 @@ def budget_figure(report: Report) -> Figure:
     _duration_axis(ax, sorted(set(ticks)))
     _anchor_lines(ax)
     ax.set_xlabel("total time budget T = k x time limit (best allocation per agent)")
-    ax.set_ylabel("mean normalized score (score@k)")
+    ax.set_ylabel(f"mean {report.table.scale.label}")
     ax.set_ylim(bottom=-0.05)
     ax.grid(alpha=0.25)
     fig.legend(loc="outside right upper", fontsize=8, frameon=False)
@@ -125,11 +150,12 @@ def env_bars_figure(report: Report) -> Figure:
     ax = fig.add_subplot()
     bar_width = 0.8 / max(1, len(agents))
     for j, score in enumerate(report.focus):
-        _env_bars(ax, score, envs, j, bar_width, colors[score.agent])
-    _human_marks(ax, report, envs)
+        _env_bars(ax, score, envs, j, bar_width, colors[score.agent], report.focus_fill)
+    if report.table.scale is ScoreScale.NORMALIZED:
+        _human_marks(ax, report, envs)
     ax.set_xticks(range(len(envs)), [e.replace("_", "_\u200b") for e in envs], fontsize=8)
     _anchor_lines(ax)
-    ax.set_ylabel(f"normalized score at T = {format_duration(report.focus_budget_s)}")
+    ax.set_ylabel(f"{report.table.scale.label}\nat T = {format_duration(report.focus_budget_s)}")
     ax.set_ylim(bottom=0)
     ax.grid(axis="y", alpha=0.25)
     # About 2.3 inches per legend entry keeps long agent names inside the figure.
@@ -139,20 +165,20 @@ def env_bars_figure(report: Report) -> Figure:
 
 
 def _env_bars(ax: Axes, score: BudgetScore, envs: list[str], j: int, width: float,
-              color: str) -> None:
-    by_env = {e.env_id: e for e in score.per_env}
-    xs: list[float] = []
-    heights: list[float] = []
-    errs: list[list[float]] = [[], []]
+              color: str, fill: tuple[EnvScore, ...]) -> None:
+    """One agent's bars; hatched where the environment has its own allocation (fill)."""
+    own = {e.env_id for e in fill if e.agent == score.agent}
+    by_env = {e.env_id: e for e in (*score.per_env, *(f for f in fill if f.agent == score.agent))}
+    label: str | None = _text(f"{score.agent} ({score.allocation})")
     for i, env_id in enumerate(envs):
-        if env_id in by_env:
-            e = by_env[env_id]
-            xs.append(i - 0.4 + width * (j + 0.5))
-            heights.append(e.score)
-            errs[0].append(max(0.0, e.score - e.lo))
-            errs[1].append(max(0.0, e.hi - e.score))
-    ax.bar(xs, heights, width * 0.92, yerr=errs, color=color, alpha=0.85, capsize=2,
-           error_kw={"lw": 0.8}, label=_text(f"{score.agent} ({score.allocation})"))
+        if env_id not in by_env:
+            continue
+        e = by_env[env_id]
+        err = [[max(0.0, e.score - e.lo)], [max(0.0, e.hi - e.score)]]
+        ax.bar([i - 0.4 + width * (j + 0.5)], [e.score], width * 0.92, yerr=err, color=color,
+               alpha=0.85, capsize=2, error_kw={"lw": 0.8}, label=label,
+               hatch="//" if env_id in own else None, edgecolor="white")
+        label = None
 
 
 def _human_marks(ax: Axes, report: Report, envs: list[str]) -> None:
@@ -205,7 +231,7 @@ def trajectories_figure(report: Report, ncols: int = 3) -> Figure:
     fig.legend(list(handles.values()), list(handles), loc="outside upper center",
                ncols=min(4, len(handles)), fontsize=8, frameon=False)
     fig.supxlabel("working time (log)", fontsize=9)
-    fig.supylabel("mean normalized score so far", fontsize=9)
+    fig.supylabel(f"mean {report.table.scale.label} so far", fontsize=9)
     return fig
 
 

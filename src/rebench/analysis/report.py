@@ -11,9 +11,12 @@ from typing import Any
 
 from rebench.analysis.budget import (
     BudgetScore,
+    EnvScore,
     Trajectory,
     budget_curve,
     default_budgets,
+    env_fill_scores,
+    group_scores,
     trajectories,
 )
 from rebench.analysis.humans import HumanReference, load_human_reference
@@ -40,6 +43,8 @@ class Report:
     focus_budget_s: float
     curve: tuple[BudgetScore, ...]
     focus: tuple[BudgetScore, ...]
+    # Per-environment scores outside each agent's chosen allocation (see env_fill_scores).
+    focus_fill: tuple[EnvScore, ...]
     trajectories: tuple[Trajectory, ...]
     humans: HumanReference
     generated_at: str
@@ -55,9 +60,13 @@ def build_report(table: RunTable, settings: ReportSettings | None = None) -> Rep
     focus = [s for s in curve if s.budget_s == focus_budget]
     if not focus and math.isfinite(focus_budget):
         focus = budget_curve(table, [focus_budget], settings.n_boot, settings.seed)
+    fill = (env_fill_scores(group_scores(table), focus, table.agents(), focus_budget,
+                            settings.n_boot, settings.seed)
+            if math.isfinite(focus_budget) else [])
     return Report(
         table=table, settings=settings, budgets=budgets, focus_budget_s=focus_budget,
-        curve=tuple(curve), focus=tuple(focus), trajectories=tuple(trajectories(table)),
+        curve=tuple(curve), focus=tuple(focus), focus_fill=tuple(fill),
+        trajectories=tuple(trajectories(table)),
         humans=load_human_reference(),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
     )
@@ -77,12 +86,17 @@ def _budget_json(score: BudgetScore) -> dict[str, Any]:
     }
 
 
-def _per_env_json(scores: Sequence[BudgetScore]) -> list[dict[str, Any]]:
+def _per_env_json(scores: Sequence[BudgetScore], fill: Sequence[EnvScore]) -> list[
+    dict[str, Any]
+]:
+    """Per (agent, environment): `own_allocation` is True where the agent's chosen
+    allocation has no runs on the environment and its best allocation there is shown."""
+    pairs = [(e, False) for s in scores for e in s.per_env] + [(e, True) for e in fill]
     return [
         {"agent": e.agent, "env": e.env_id, "budget_s": e.budget_s, "tau_s": e.tau_s, "k": e.k,
          "score": e.score, "ci95": [e.lo, e.hi], "n_runs": e.n_runs,
-         "score_visible": e.visible}
-        for s in scores for e in s.per_env
+         "score_visible": e.visible, "own_allocation": own}
+        for e, own in pairs
     ]
 
 
@@ -145,7 +159,7 @@ def _report_dict(report: Report) -> dict[str, Any]:
         "budgets_s": list(report.budgets),
         "focus_budget_s": _num(report.focus_budget_s),
         "score_at_k": [_budget_json(s) for s in report.curve],
-        "per_environment": _per_env_json(report.focus),
+        "per_environment": _per_env_json(report.focus, report.focus_fill),
         "runs": [
             {"run_id": r.run_id, "env": r.env_id, "agent": r.agent, "time_limit_s":
              r.time_limit_s, "aggregation": r.rule.aggregation.value,

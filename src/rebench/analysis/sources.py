@@ -2,7 +2,9 @@
 
 CSV format (one row per score event; `rebench report --from-csv`):
     required: env, agent, run_id, time_limit_s, working_s, normalized
-    optional: env_version, profile, wall_s, raw, valid, kind
+    optional: env_version, profile, wall_s, raw, valid, kind,
+              scale (normalized, the default, or metr_capped; one per file),
+              left_out (a reason: the run is listed as left out, not counted)
 An empty or non-numeric `normalized` is an invalid score. Environments this installation does not
 have are scored by the paper's rule (small_scaling_law: last valid score, hidden from the agent).
 """
@@ -10,15 +12,25 @@ have are scored by the paper's rule (small_scaling_law: last valid score, hidden
 from __future__ import annotations
 
 import csv
+import enum
 import math
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from rebench.analysis.table import COLUMNS, EnvRule, Run, RunTable, ScoreEvent, make_run
+from rebench.analysis.table import (
+    COLUMNS,
+    EnvRule,
+    Run,
+    RunTable,
+    ScoreEvent,
+    ScoreScale,
+    make_run,
+)
 from rebench.analysis.table import installed_rule as default_rule
+from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
 from rebench.core.spec import Aggregation
-from rebench.harness.records import RunRecord, RunStatus, ScoreEntry
+from rebench.harness.records import RunMark, RunRecord, RunStatus, ScoreEntry, load_mark
 from rebench.harness.score_log import read_log
 
 CSV_REQUIRED = ("env", "agent", "run_id", "time_limit_s", "working_s", "normalized")
@@ -29,22 +41,75 @@ class CsvFormatError(RebenchError):
     """A --from-csv file that lacks a column or has a malformed row."""
 
 
+class LeftOut(enum.Enum):
+    """Kinds of runs the report leaves out by default (`rebench report --include KIND` counts
+    them). Runs still going on (or that never started) are always left out."""
+
+    INTERRUPTED = "interrupted"  # stopped by the operator; no final score
+    CRASHED = "crashed"  # the agent's turn ended in an error
+    EARLY = "early"  # a human run ended before EARLY_FRACTION of its budget
+    PRACTICE = "practice"  # marked by the operator (`rebench mark RUN practice`)
+    ABORTED = "aborted"  # marked by the operator (`rebench mark RUN aborted`)
+
+
+# A human participant who ends a run before this share of its working budget has withdrawn,
+# not made a full-budget attempt (issue 19: an 8 h run left after 1.5 minutes). Agent runs are
+# never "early": an agent that submits early made its attempt, and leaving its failures out
+# would flatter it.
+EARLY_FRACTION = 0.10
+LOCAL_HUMAN = "human (local)"
+
+
+def is_human(agent: str) -> bool:
+    """The human agent of `rebench run --agent human` (and its variants `human:...`)."""
+    return agent == "human" or agent.startswith("human:")
+
+
+def agent_label(agent: str) -> str:
+    """The report's name for a local run's agent: local human runs are labelled apart from
+    the published human baselines (the paper's, METR's)."""
+    return LOCAL_HUMAN if is_human(agent) else agent
+
+
+def left_out_kind(record: RunRecord, run_dir: Path) -> tuple[LeftOut, str] | None:
+    """Why the report leaves this finished or interrupted run out by default, if it does."""
+    mark = load_mark(run_dir)
+    if mark is not None and mark.mark is not RunMark.OK:
+        kind = LeftOut.PRACTICE if mark.mark is RunMark.PRACTICE else LeftOut.ABORTED
+        return kind, f"marked {mark.mark.value}" + (f" ({mark.reason})" if mark.reason else "")
+    if record.status is RunStatus.INTERRUPTED:
+        return LeftOut.INTERRUPTED, "interrupted before its final score"
+    if record.crashed:
+        return LeftOut.CRASHED, f"crashed ({record.note or 'agent error'})"
+    used = record.working_s_used
+    if is_human(record.agent) and used < EARLY_FRACTION * record.budget_s:
+        return LeftOut.EARLY, (f"ended after {format_duration(used)} of its "
+                               f"{format_duration(record.budget_s)} budget (under "
+                               f"{EARLY_FRACTION:.0%}): not a full-budget attempt")
+    return None
+
+
 def _event(record: RunRecord, entry: ScoreEntry) -> ScoreEvent:
     return ScoreEvent(
         env_id=record.env_id, env_version=record.env_version, profile=record.profile,
-        agent=record.agent, run_id=record.run_id, time_limit_s=float(record.budget_s),
-        wall_s=entry.wall_s, working_s=entry.working_s, raw=entry.raw,
-        normalized=entry.normalized if entry.valid else math.nan, valid=entry.valid,
-        kind=entry.kind,
+        agent=agent_label(record.agent), run_id=record.run_id,
+        time_limit_s=float(record.budget_s), wall_s=entry.wall_s, working_s=entry.working_s,
+        raw=entry.raw, normalized=entry.normalized if entry.valid else math.nan,
+        valid=entry.valid, kind=entry.kind,
     )
 
 
-def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup) -> Run | str:
+def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup,
+                include: frozenset[LeftOut] = frozenset()) -> Run | str:
     """The run of one directory, or a problem message saying why it is left out."""
-    if record.status is not RunStatus.FINISHED:
+    if record.status not in (RunStatus.FINISHED, RunStatus.INTERRUPTED):
         # A run in progress (or one whose harness died, awaiting resume) has no final score
         # yet; counting it would read as a run that stopped early.
         return f"{record.run_id}: status {record.status.value}, not finished; run left out"
+    why = left_out_kind(record, run_dir)
+    if why is not None and why[0] not in include:
+        return (f"{record.run_id}: {why[1]}; left out (--include {why[0].value} "
+                "counts it)")
     try:
         entries = read_log(run_dir / "protected" / "score_log.jsonl")
     except (RebenchError, OSError, ValueError, TypeError) as exc:
@@ -62,7 +127,8 @@ def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup) -> Run |
 
 
 def _collect(
-    pairs: Iterable[tuple[RunRecord, Path]], rule_for: RuleLookup, source: str
+    pairs: Iterable[tuple[RunRecord, Path]], rule_for: RuleLookup, source: str,
+    include: frozenset[LeftOut] = frozenset(),
 ) -> RunTable:
     runs: list[Run] = []
     problems: list[str] = []
@@ -71,7 +137,7 @@ def _collect(
         if record.run_id in seen:
             continue
         seen.add(record.run_id)
-        result = _record_run(record, run_dir, rule_for)
+        result = _record_run(record, run_dir, rule_for, include)
         if isinstance(result, Run):
             runs.append(result)
         else:
@@ -80,8 +146,10 @@ def _collect(
     return RunTable(tuple(runs), tuple(problems), source)
 
 
-def from_run_dirs(root: Path, rule_for: RuleLookup = default_rule) -> RunTable:
-    """Every runs/<run_id>/ under `root` that has a run.json; unreadable ones become problems."""
+def from_run_dirs(root: Path, rule_for: RuleLookup = default_rule,
+                  include: frozenset[LeftOut] = frozenset()) -> RunTable:
+    """Every runs/<run_id>/ under `root` that has a run.json; unreadable ones, and those left
+    out by default (see LeftOut) unless `include` names their kind, become problems."""
     pairs: list[tuple[RunRecord, Path]] = []
     problems: list[str] = []
     for run_json in sorted(root.glob("*/run.json")):
@@ -89,17 +157,18 @@ def from_run_dirs(root: Path, rule_for: RuleLookup = default_rule) -> RunTable:
             pairs.append((RunRecord.load(run_json), run_json.parent))
         except (OSError, ValueError, TypeError, KeyError) as exc:
             problems.append(f"{run_json.parent.name}: run.json unreadable ({exc}); run left out")
-    table = _collect(pairs, rule_for, f"run directories under {root}")
+    table = _collect(pairs, rule_for, f"run directories under {root}", include)
     return RunTable(table.runs, tuple(problems) + table.problems, table.source)
 
 
-def from_index(db: Path, rule_for: RuleLookup = default_rule) -> RunTable:
+def from_index(db: Path, rule_for: RuleLookup = default_rule,
+               include: frozenset[LeftOut] = frozenset()) -> RunTable:
     """The runs listed in the SQLite run index, read from their run directories."""
     from rebench.harness.index import list_runs
 
     if not db.is_file():
         raise RebenchError(f"no run index at {db}")
-    return _collect(list_runs(db), rule_for, f"run index {db}")
+    return _collect(list_runs(db), rule_for, f"run index {db}", include)
 
 
 def _float(row: dict[str, str], key: str, lineno: int, default: float | None = None) -> float:
@@ -138,8 +207,21 @@ def _csv_event(row: dict[str, str], lineno: int) -> ScoreEvent:
     )
 
 
+def _csv_scale(values: set[str], path: Path) -> ScoreScale:
+    values = {v for v in values if v} or {ScoreScale.NORMALIZED.value}
+    if len(values) > 1:
+        raise CsvFormatError(f"{path}: rows on different scales {sorted(values)}")
+    try:
+        return ScoreScale(values.pop())
+    except ValueError:
+        known = ", ".join(s.value for s in ScoreScale)
+        raise CsvFormatError(f"{path}: unknown scale (known: {known})") from None
+
+
 def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
     """Runs from a CSV of score events (see the module docstring for the columns)."""
+    scales: set[str] = set()
+    left_out: dict[str, str] = {}
     with path.open(newline="") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in CSV_REQUIRED if c not in (reader.fieldnames or [])]
@@ -148,6 +230,10 @@ def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
         by_run: dict[str, list[ScoreEvent]] = {}
         for lineno, row in enumerate(reader, start=2):
             event = _csv_event(row, lineno)
+            scales.add((row.get("scale") or "").strip())
+            reason = (row.get("left_out") or "").strip()
+            if reason:
+                left_out[event.run_id] = reason
             by_run.setdefault(event.run_id, []).append(event)
     runs = []
     for run_id, events in by_run.items():
@@ -155,17 +241,21 @@ def from_csv(path: Path, rule_for: RuleLookup = default_rule) -> RunTable:
         if any((e.env_id, e.agent, e.time_limit_s) != (first.env_id, first.agent,
                                                          first.time_limit_s) for e in events):
             raise CsvFormatError(f"{path}: run {run_id} mixes environments, agents or limits")
-        runs.append(make_run(events, rule_for(first.env_id)))
+        if run_id not in left_out:
+            runs.append(make_run(events, rule_for(first.env_id)))
     runs.sort(key=lambda r: (r.env_id, r.agent, r.time_limit_s, r.run_id))
-    return RunTable(tuple(runs), (), f"CSV {path}")
+    problems = tuple(f"{run_id}: {reason}; run left out"
+                     for run_id, reason in sorted(left_out.items()))
+    return RunTable(tuple(runs), problems, f"CSV {path}", _csv_scale(scales, path))
 
 
 def write_csv(table: RunTable, path: Path) -> None:
     """The tidy table as CSV, readable again with `from_csv` (env_id is written as `env`)."""
-    header = ["env" if c == "env_id" else c for c in COLUMNS]
+    header = ["env" if c == "env_id" else c for c in COLUMNS] + ["scale"]
     with path.open("w", newline="") as handle:
         writer = csv.writer(handle)
         writer.writerow(header)
         for event in table.events():
             row = event.to_json()
-            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS])
+            writer.writerow(["" if row[c] is None else row[c] for c in COLUMNS]
+                            + [table.scale.value])

@@ -6,6 +6,7 @@ SQLite run index, a CSV of external runs) is the business of `rebench.analysis.s
 
 from __future__ import annotations
 
+import enum
 import math
 from dataclasses import dataclass, fields
 from typing import Any
@@ -89,6 +90,21 @@ class Run:
         return self.events[0].profile if self.events else ""
 
 
+class ScoreScale(enum.Enum):
+    """What a table's scores are. NORMALIZED: the paper's normalized score (0 = starting,
+    1 = reference, not capped), the scale of rebench runs and of the published human facts.
+    METR_CAPPED: METR's 0-1 capped transform from its time-horizon data, which cannot be
+    converted back; a report on it draws no paper-scale reference on its charts."""
+
+    NORMALIZED = "normalized"
+    METR_CAPPED = "metr_capped"
+
+    @property
+    def label(self) -> str:
+        return ("normalized score (paper's scale)" if self is ScoreScale.NORMALIZED
+                else "METR's capped 0-1 score")
+
+
 @dataclass(frozen=True)
 class RunTable:
     """All runs of an analysis, and what could not be read (shown in the report)."""
@@ -96,6 +112,7 @@ class RunTable:
     runs: tuple[Run, ...]
     problems: tuple[str, ...] = ()
     source: str = ""
+    scale: ScoreScale = ScoreScale.NORMALIZED
 
     def events(self) -> list[ScoreEvent]:
         """The tidy table: every score event of every run."""

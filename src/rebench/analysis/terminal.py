@@ -1,69 +1,121 @@
-"""The report as rich tables in the terminal."""
+"""The report as rich tables in the terminal, each fitted to the terminal's width: where the
+full table does not fit, detail is dropped (intervals, then allocations) before anything is
+squeezed."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
+from rich import box
 from rich.console import Console
 from rich.table import Table
 
+from rebench.analysis.budget import EnvScore
 from rebench.analysis.report import Report
+from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
 
+# Detail levels, fullest first: 2 = score, interval and allocation; 1 = score and
+# allocation; 0 = score only.
+LEVELS = (2, 1, 0)
 
-def budget_rich_table(report: Report) -> Table:
+
+def fit(build: Callable[[int], Table], width: int) -> Table:
+    """The fullest table of `build(level)` whose natural width fits `width` columns."""
+    measure = Console(width=10_000)
+    for level in LEVELS:
+        table = build(level)
+        if measure.measure(table).maximum <= width:
+            return table
+    return build(LEVELS[-1])
+
+
+def _new_table(title: str) -> Table:
+    return Table(title=title, box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+
+
+def budget_rich_table(report: Report, level: int = 2) -> Table:
     """Agents x budgets: mean score@k with its 95% interval and allocation."""
-    table = Table(title="Mean normalized score@k by total time budget T\n"
-                        "(mean, 95% interval, allocation k x time limit)")
-    table.add_column("agent", style="bold", max_width=16)
+    table = _new_table(f"Mean score@k by total budget T ({report.table.scale.label})")
+    table.add_column("agent", style="bold", max_width=18)
     for budget in report.budgets:
-        table.add_column(f"T={format_duration(budget)}", justify="right")
+        table.add_column(f"T={format_duration(budget)}", justify="right", no_wrap=True)
     index = {(s.agent, s.budget_s): s for s in report.curve}
     for agent in report.table.agents():
         cells = []
         for budget in report.budgets:
             s = index.get((agent, budget))
-            cells.append("-" if s is None else
-                         f"[bold]{s.mean:.2f}{'' if s.complete else '*'}[/bold]\n"
-                         f"{s.lo:.2f}-{s.hi:.2f}\n[dim]{s.k}x{format_duration(s.tau_s)}[/dim]")
+            if s is None:
+                cells.append("-")
+                continue
+            lines = [f"[bold]{s.mean:.2f}{'' if s.complete else '*'}[/bold]"]
+            if level >= 2:
+                lines.append(f"{s.lo:.2f}-{s.hi:.2f}")
+            if level >= 1:
+                lines.append(f"[dim]{s.k}x{format_duration(s.tau_s)}[/dim]")
+            cells.append("\n".join(lines))
         table.add_row(agent, *cells)
     return table
 
 
-def env_rich_table(report: Report) -> Table:
-    """Environments x agents at the focus budget, with the human best and mean."""
-    table = Table(title=f"Per environment at T={format_duration(report.focus_budget_s)} "
-                        "(score@k, 95% interval; human: best and mean of 7-9 h runs)")
-    table.add_column("environment", style="bold", no_wrap=True)
+def short_env_names(env_ids: list[str]) -> dict[str, str]:
+    """Column heads: each id's first word where that is unique, else the whole id."""
+    firsts = [e.split("_")[0] for e in env_ids]
+    return {e: f if firsts.count(f) == 1 else e for e, f in zip(env_ids, firsts, strict=True)}
+
+
+def env_rich_table(report: Report, level: int = 2) -> Table:
+    """Agents x environments at the focus budget; the published human rows on the paper's
+    scale only."""
+    envs = report.table.env_ids()
+    names = short_env_names(envs) if level < 2 else {e: e.replace("_", " ") for e in envs}
+    table = _new_table(f"Per environment at T={format_duration(report.focus_budget_s)} "
+                       f"(score@k, {report.table.scale.label})")
+    table.add_column("agent", style="bold", max_width=18)
+    for env_id in envs:
+        table.add_column(names[env_id], justify="right", max_width=12)
     for score in report.focus:
-        table.add_column(f"{score.agent}\n[dim]{score.k}x{format_duration(score.tau_s)}[/dim]",
-                         justify="right")
-    table.add_column("human best\n[dim]paper[/dim]", justify="right")
-    table.add_column("human mean\n[dim]METR 7-9h[/dim]", justify="right")
-    for env_id in report.table.env_ids():
+        fill = {e.env_id: e for e in report.focus_fill if e.agent == score.agent}
+        by_env: dict[str, EnvScore] = {e.env_id: e for e in score.per_env}
         cells = []
-        for score in report.focus:
-            e = next((x for x in score.per_env if x.env_id == env_id), None)
-            cells.append("-" if e is None else f"[bold]{e.score:.2f}[/bold]\n{e.lo:.2f}-{e.hi:.2f}")
-        ref = report.humans.environments.get(env_id)
-        best = f"{ref.best.value:.2f}" if ref and ref.best else "-"
-        mean = ref.mean_normalized if ref else None
-        cells += [best, "-" if mean is None else f"{mean:.2f}"]
-        table.add_row(env_id, *cells)
+        for env_id in envs:
+            e = by_env.get(env_id) or fill.get(env_id)
+            if e is None:
+                cells.append("-")
+                continue
+            own = "" if env_id in by_env else "+"
+            cells.append(f"[bold]{e.score:.2f}{own}[/bold]"
+                         + (f"\n{e.lo:.2f}-{e.hi:.2f}" if level >= 2 else ""))
+        label = score.agent + (f"\n[dim]{score.allocation}[/dim]" if level >= 1 else "")
+        table.add_row(label, *cells)
+    if report.table.scale is ScoreScale.NORMALIZED:
+        refs = [report.humans.environments.get(e) for e in envs]
+        table.add_row("[dim]human best (paper)[/dim]",
+                      *(f"{r.best.value:.2f}" if r and r.best else "-" for r in refs))
+        table.add_row("[dim]human mean (METR)[/dim]",
+                      *(f"{r.mean_normalized:.2f}" if r and r.mean_normalized is not None
+                        else "-" for r in refs))
     return table
 
 
 def print_report(report: Report, console: Console | None = None) -> None:
     """Both tables, the human headline point, and anything left out."""
     console = console or Console()
-    console.print(f"[dim]{report.table.source}: {len(report.table.runs)} runs[/dim]")
+    console.print(f"[dim]{report.table.source}: {len(report.table.runs)} runs[/dim]",
+                  highlight=False)
     if not report.table.runs:
         console.print("[yellow]no runs found[/yellow]")
-        return
-    console.print(budget_rich_table(report))
-    console.print(env_rich_table(report))
-    human = report.humans.overall_mean()
-    if human is not None:
-        console.print(f"Human experts (paper): mean {human.mean.value:.2f} at "
-                      f"{format_duration(human.budget_s)} over {human.runs} runs. "
-                      "* = not every environment covered.")
+    else:
+        console.print(fit(lambda level: budget_rich_table(report, level), console.width))
+        console.print(fit(lambda level: env_rich_table(report, level), console.width))
+        human = report.humans.overall_mean()
+        notes = ["* = not every environment covered; + = the environment's own allocation."]
+        if human is not None and report.table.scale is ScoreScale.NORMALIZED:
+            notes.insert(0, f"Human experts (paper): mean {human.mean.value:.2f} at "
+                            f"{format_duration(human.budget_s)} over {human.runs} runs.")
+        elif human is not None:
+            notes.insert(0, f"Scores are {report.table.scale.label}: the paper's human "
+                            "reference is on another scale and is not shown beside them.")
+        console.print(" ".join(notes), highlight=False)
     for problem in report.table.problems:
-        console.print(f"[yellow]left out:[/yellow] {problem}")
+        console.print(f"[yellow]left out:[/yellow] {problem}", highlight=False, markup=True)

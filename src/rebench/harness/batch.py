@@ -156,6 +156,15 @@ def parse_batch_spec(data: Any, source: str = "batch file") -> BatchSpec:
     return BatchSpec(tuple(jobs), concurrency, gpu_ids)
 
 
+def yaml_problem(exc: yaml.YAMLError) -> str:
+    """A YAML error in one line: where (1-based line and column) and what."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context = getattr(exc, "context", None)
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{problem}" + (f" ({context})" if context else "")
+
+
 def load_batch_spec(path: Path) -> BatchSpec:
     """Read and check a batch YAML file."""
     try:
@@ -163,7 +172,7 @@ def load_batch_spec(path: Path) -> BatchSpec:
     except OSError as exc:
         raise BatchSpecError(f"cannot read {path}: {exc}") from None
     except yaml.YAMLError as exc:
-        raise BatchSpecError(f"{path} is not valid YAML: {exc}") from None
+        raise BatchSpecError(f"{path} is not valid YAML: {yaml_problem(exc)}") from None
     return parse_batch_spec(data, str(path))
 
 

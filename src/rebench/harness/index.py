@@ -7,11 +7,13 @@ The run directory is the source of truth; the index is rebuilt from it on demand
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from rebench.core.errors import RebenchError
 from rebench.harness.records import RunRecord
 
 SCHEMA = """
@@ -33,8 +35,30 @@ CREATE TABLE IF NOT EXISTS runs (
 """
 
 
+class RunsRootError(RebenchError):
+    """The runs folder ($REBENCH_RUNS or ./runs) cannot be created or written."""
+
+
 def index_path(runs_root: Path) -> Path:
     return runs_root / "index.sqlite"
+
+
+def ensure_runs_root(runs_root: Path) -> Path:
+    """Create the runs folder if needed and check it is a writable folder; RunsRootError
+    (one line, naming $REBENCH_RUNS) otherwise."""
+    hint = "set REBENCH_RUNS to a writable folder"
+    for parent in (runs_root, *runs_root.parents):
+        if parent.exists() and not parent.is_dir():
+            raise RunsRootError(f"runs folder {runs_root}: {parent} is a file, not a folder; "
+                                f"{hint}")
+    try:
+        runs_root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise RunsRootError(f"cannot create the runs folder {runs_root}: "
+                            f"{exc.strerror or exc}; {hint}") from None
+    if not os.access(runs_root, os.W_OK | os.X_OK):
+        raise RunsRootError(f"the runs folder {runs_root} is not writable; {hint}")
+    return runs_root
 
 
 @contextmanager

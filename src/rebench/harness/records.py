@@ -11,10 +11,60 @@ from typing import Any
 
 
 class RunStatus(enum.Enum):
+    """Where a run is in its life. INTERRUPTED: its harness was stopped (Ctrl-C, or an
+    Inspect eval cancelled) before the final score; `rebench resume RUN` continues it."""
+
     CREATED = "created"
     RUNNING = "running"
     FINISHED = "finished"
     FAILED = "failed"
+    INTERRUPTED = "interrupted"
+
+
+class RunMark(enum.Enum):
+    """An operator's verdict on a run (`rebench mark RUN ...`): practice and aborted runs are
+    left out of the report by default; ok clears an earlier mark."""
+
+    OK = "ok"
+    PRACTICE = "practice"
+    ABORTED = "aborted"
+
+
+# The operator's mark lives beside run.json, not in it: the harness rewrites run.json from
+# its own copy of the record, and would drop a mark set while the run is going on.
+MARK_FILE = "mark.json"
+
+
+@dataclass(frozen=True)
+class OperatorMark:
+    """The contents of runs/<run_id>/mark.json."""
+
+    mark: RunMark
+    reason: str
+    marked_at: str  # ISO 8601 UTC
+
+    def to_json(self) -> dict[str, Any]:
+        return {"mark": self.mark.value, "reason": self.reason, "marked_at": self.marked_at}
+
+
+def load_mark(run_dir: Path) -> OperatorMark | None:
+    """The run's operator mark, or None when it has none (or the file is unreadable: an
+    unreadable mark must not hide a run, so it counts as no mark)."""
+    path = run_dir / MARK_FILE
+    try:
+        data = json.loads(path.read_text())
+        return OperatorMark(RunMark(data["mark"]), str(data.get("reason", "")),
+                            str(data.get("marked_at", "")))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def save_mark(run_dir: Path, mark: OperatorMark) -> None:
+    """Write mark.json atomically."""
+    path = run_dir / MARK_FILE
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(json.dumps(mark.to_json(), indent=2) + "\n")
+    tmp.replace(path)
 
 
 @dataclass
@@ -48,6 +98,12 @@ class RunRecord:
         data = asdict(self)
         data["status"] = self.status.value
         return data
+
+    @property
+    def crashed(self) -> bool:
+        """The agent's turn ended in an error (its traceback is kept in `extra`), or an
+        Inspect sample ended without reaching its scorer."""
+        return bool(self.extra.get("agent_traceback") or self.extra.get("crashed"))
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RunRecord:

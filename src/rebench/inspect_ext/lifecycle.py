@@ -155,3 +155,16 @@ def finish_session(session: Session, owned: bool) -> RunSummary:
             session.events.emit("agent_end", error="")
         finish_run(run, session.events)
     return summarize(run)
+
+
+def interrupt_session(session: Session) -> None:
+    """Record the session's run as interrupted (the eval was cancelled): no final score, so
+    the report leaves it out instead of counting a cut-short attempt as a full one."""
+    from rebench.harness.interrupt import mark_interrupted
+
+    run = session.run
+    with run.finish_lock:
+        if mark_interrupted(run.record, run.working_s(), "interrupted (Inspect eval cancelled)"):
+            run.save()
+            session.events.emit("note", text="run interrupted (Inspect eval cancelled)",
+                                fsync=True)

@@ -28,7 +28,13 @@ from pydantic import BaseModel
 
 from rebench.harness.session import OutOfTimeError, Session
 from rebench.inspect_ext.deadline import end_sample_at_deadline
-from rebench.inspect_ext.lifecycle import RunConfig, RunSummary, finish_session, start_session
+from rebench.inspect_ext.lifecycle import (
+    RunConfig,
+    RunSummary,
+    finish_session,
+    interrupt_session,
+    start_session,
+)
 
 SANDBOX_NAME = "rebench"
 # Commands are one `bash -c` string (one argv element, at most 128 KiB on Linux): stdin up
@@ -124,12 +130,27 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
     ) -> None:
         for environment in environments.values():
             env = environment.as_type(RebenchSandboxEnvironment)
-            if env.owned:
-                # A sample that errored was never scored: the run still gets its final score.
-                try:
-                    await anyio.to_thread.run_sync(env.finish)
-                finally:
-                    env.session.close()
+            if not env.owned:
+                continue
+            try:
+                if interrupted:
+                    # Ctrl-C (the eval was cancelled): no final score, and the run is
+                    # recorded as interrupted, not as a finished attempt.
+                    await anyio.to_thread.run_sync(interrupt_session, env.session)
+                else:
+                    # A sample that errored was never scored: the run still gets its final
+                    # score, and is recorded as crashed.
+                    await anyio.to_thread.run_sync(env.finish_unscored)
+            finally:
+                env.session.close()
+
+    def finish_unscored(self) -> None:
+        """Cleanup's finish: a sample that never reached the scorer ended in an error."""
+        with self._finish_lock:
+            if self.summary is None:
+                self.session.run.record.extra["crashed"] = (
+                    "the Inspect sample ended without being scored (an error)")
+        self.finish()
 
     def finish(self) -> RunSummary:
         """Force the run's final score (once) and summarise it."""
