@@ -69,6 +69,8 @@ def format_message(message: Mapping[str, Any], snapshot: Path, workspace: Path) 
 
 def describe_score(view: Mapping[str, Any]) -> str:
     """The head line for an agent-visible score view."""
+    if "valid" not in view:  # a hidden score: only the environment's message is shown
+        return f"score #{view.get('index')}: {json.dumps(view.get('message', {}))}"
     head = f"score #{view.get('index')}: {'valid' if view.get('valid') else 'INVALID'}"
     if "normalized" in view:
         head += f", normalized {_fmt(view.get('normalized'))} (raw {_fmt(view.get('raw'))})"
@@ -79,13 +81,13 @@ def _entry_line(entry: ScoreEntry, visible: bool, session: Session) -> str:
     label = _KIND_LABELS.get(entry.kind, entry.kind)
     what = "the starting solution" if entry.kind == "initial" else label
     head = f"#{entry.index:<3} {what:<21} at {format_duration(entry.working_s):>9}  "
+    if not visible:  # the score is hidden: the environment's message says what counts
+        return head + json.dumps(entry.message)
     if not entry.valid:
         snapshot = session.run.run_dir / entry.snapshot
         error = format_message(entry.message, snapshot, session.run.workspace)
         return head + "INVALID: " + error.replace("\n", "\n" + " " * 8)
-    if visible:
-        return head + f"normalized {_fmt(entry.normalized)} (raw {_fmt(entry.raw)})"
-    return head + "valid"
+    return head + f"normalized {_fmt(entry.normalized)} (raw {_fmt(entry.raw)})"
 
 
 def format_status(session: Session) -> str:

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rebench.core.errors import SpecError, UnknownEnvironmentError
+from rebench.core.paths import extra_environment_dirs
 from rebench.core.spec import EnvironmentSpec
 
 ENVIRONMENTS_DIR = Path(__file__).resolve().parent.parent / "environments"
@@ -28,24 +29,45 @@ class EnvironmentProblem:
     problem: str
 
 
-def environment_ids(root: Path = ENVIRONMENTS_DIR) -> list[str]:
-    """Ids of every folder under environments/ that has an environment.py."""
-    return sorted(
-        p.name for p in root.iterdir() if p.is_dir() and (p / "environment.py").is_file()
-    )
+def environment_roots() -> list[Path]:
+    """Where environments are found: the package's environments/, then the folders of
+    $REBENCH_ENVIRONMENTS_PATH (environments kept outside rebench; the first wins)."""
+    return [ENVIRONMENTS_DIR, *extra_environment_dirs()]
 
 
-def environment_dir(env_id: str, root: Path = ENVIRONMENTS_DIR) -> Path:
-    path = root / env_id
-    if not env_id.isidentifier() or not (path / "environment.py").is_file():
-        known = ", ".join(environment_ids(root)) or "none"
-        raise UnknownEnvironmentError(f"unknown environment {env_id!r} (known: {known})")
-    return path
+def _extend_package() -> None:
+    """Let `rebench.environments.<id>` import environments from the extra folders."""
+    import rebench.environments as package
+
+    for folder in extra_environment_dirs():
+        if str(folder) not in package.__path__:
+            package.__path__.append(str(folder))
+
+
+def environment_ids(root: Path | None = None) -> list[str]:
+    """Ids of every folder with an environment.py (under `root`, or every root)."""
+    roots = [root] if root is not None else environment_roots()
+    return sorted({
+        p.name for r in roots if r.is_dir() for p in r.iterdir()
+        if p.is_dir() and p.name.isidentifier() and (p / "environment.py").is_file()
+    })
+
+
+def environment_dir(env_id: str, root: Path | None = None) -> Path:
+    """The folder of environment `env_id`; UnknownEnvironmentError if there is none."""
+    roots = [root] if root is not None else environment_roots()
+    for base in roots:
+        path = base / env_id
+        if env_id.isidentifier() and (path / "environment.py").is_file():
+            return path
+    known = ", ".join(environment_ids(root)) or "none"
+    raise UnknownEnvironmentError(f"unknown environment {env_id!r} (known: {known})")
 
 
 def load_spec(env_id: str) -> EnvironmentSpec:
     """Import environments/<env_id>/environment.py and return its SPEC."""
     environment_dir(env_id)
+    _extend_package()
     module = importlib.import_module(f"rebench.environments.{env_id}.environment")
     spec = getattr(module, "SPEC", None)
     if not isinstance(spec, EnvironmentSpec):
@@ -61,7 +83,10 @@ def all_specs() -> list[EnvironmentSpec]:
 
 def validate_environment(env_id: str) -> list[EnvironmentProblem]:
     """Everything missing or malformed in one environment folder (empty when it is sound)."""
-    path = ENVIRONMENTS_DIR / env_id
+    try:
+        path = environment_dir(env_id)
+    except UnknownEnvironmentError:
+        path = ENVIRONMENTS_DIR / env_id
     problems = [
         EnvironmentProblem(env_id, f"missing file {name}")
         for name in REQUIRED_FILES

@@ -41,3 +41,10 @@ def key_file() -> Path:
         return Path(override).expanduser().resolve()
     data_home = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(data_home).expanduser().resolve() / "rebench" / "score-log.key"
+
+
+def extra_environment_dirs() -> list[Path]:
+    """Folders of environments kept outside the package: $REBENCH_ENVIRONMENTS_PATH
+    (os.pathsep-separated), each holding <env_id>/environment.py folders."""
+    value = os.environ.get("REBENCH_ENVIRONMENTS_PATH", "")
+    return [Path(p).expanduser().resolve() for p in value.split(os.pathsep) if p]

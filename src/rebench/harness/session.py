@@ -192,9 +192,10 @@ def workspace_config(run: Run, services_dir: Path | None = None) -> SandboxConfi
 
 
 def agent_view(entry: ScoreEntry, visible: bool) -> dict[str, Any]:
-    """The part of a score-log entry the agent is shown."""
-    view: dict[str, Any] = {"index": entry.index, "valid": entry.valid, "message": entry.message}
-    if visible:
-        view["raw"] = entry.raw if entry.valid else None
-        view["normalized"] = entry.normalized if entry.valid else None
-    return view
+    """The part of a score-log entry the agent is shown. With a hidden score only the
+    message the environment wrote for the agent (e.g. validity, resources used)."""
+    if not visible:
+        return {"index": entry.index, "message": entry.message}
+    return {"index": entry.index, "valid": entry.valid, "message": entry.message,
+            "raw": entry.raw if entry.valid else None,
+            "normalized": entry.normalized if entry.valid else None}

@@ -8,9 +8,11 @@ from pathlib import Path
 from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import env_cache_dir
+from rebench.core.service import ServiceContext
 from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
 from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
 from rebench.scoring.context import profile_limits
+from rebench.services.host import ServiceHost
 
 PREPARED_MARKER = "prepared.json"
 
@@ -85,18 +87,33 @@ def run_recipe(spec: EnvironmentSpec, profile: Profile, name: str, workspace: Pa
     recipe = spec.solutions[name]
     if not recipe.run:
         return
+    services = recipe_services(spec, profile)
     config = SandboxConfig(
         workdir=workspace, writable=True, network=profile.network, gpu=profile.gpus > 0,
         env={"REBENCH_PROFILE": profile.name, "REBENCH_ENV": spec.id},
-        limits=profile_limits(profile),
+        limits=profile_limits(profile), services_dir=services.socket_dir,
     )
     sandbox = make_sandbox(isolation, config)
-    sandbox.create()
     try:
+        sandbox.create()
         result = sandbox.exec(recipe_command(recipe), timeout=recipe.run_timeout_s)
     finally:
         sandbox.destroy()
+        services.close()
     check_recipe_result(spec, name, result)
+
+
+def recipe_services(spec: EnvironmentSpec, profile: Profile) -> ServiceHost:
+    """The environment's services for a solution build (a reference may call them as an
+    agent would); their calls are not part of any run, so they are not logged."""
+    def context(scratch: Path) -> ServiceContext:
+        return ServiceContext(spec=spec, profile=profile,
+                              assets_dir=env_cache_dir(spec.id, profile.name),
+                              scratch_dir=scratch)
+
+    host = ServiceHost(spec.services, context, lambda kind, fields: None)
+    host.start()
+    return host
 
 
 def apply_starting_recipe(spec: EnvironmentSpec, profile: Profile, workspace: Path,
