@@ -3,18 +3,11 @@
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
 
 from rebench.core.errors import RebenchError
-from rebench.harness.session import Session
+from rebench.harness.agent import Agent
 
-
-class Agent(Protocol):
-    """An agent acts on a session until it is done or out of time."""
-
-    name: str
-
-    def act(self, session: Session) -> None: ...
+__all__ = ["AGENT_KINDS", "Agent", "UnknownAgentError", "make_agent"]
 
 
 class UnknownAgentError(RebenchError):

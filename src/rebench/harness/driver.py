@@ -17,8 +17,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 
-from rebench.agents.base import Agent
 from rebench.core.errors import RunError, ScoringHarnessError
+from rebench.harness.agent import Agent
 from rebench.harness.clock import save_clock
 from rebench.harness.events import EventLog
 from rebench.harness.records import RunStatus

@@ -10,26 +10,11 @@ from __future__ import annotations
 
 import anyio
 from inspect_ai.solver import Generate, Solver, TaskState, solver
-from inspect_ai.util import LimitExceededError, sandbox
+from inspect_ai.util import sandbox
 
-from rebench.harness.session import Session
+from rebench.inspect_ext.sample_end import end_sample_at_deadline
 
 POLL_S = 0.5
-
-
-def end_sample_at_deadline(session: Session) -> None:
-    """End the running Inspect sample with a working-limit event (no-op outside a sample
-    or when it is already ending)."""
-    from inspect_ai.log._samples import sample_active
-
-    active = sample_active()
-    if active is None or active.tg is None or active.terminal:
-        return
-    budget = session.run.record.budget_s
-    active.limit_exceeded(LimitExceededError(
-        "working", value=round(session.working_s(), 1), limit=budget,
-        message=f"The run's working time budget of {budget:.0f} s is used up.",
-    ))
 
 
 @solver

@@ -27,7 +27,6 @@ from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from pydantic import BaseModel
 
 from rebench.harness.session import OutOfTimeError, Session
-from rebench.inspect_ext.deadline import end_sample_at_deadline
 from rebench.inspect_ext.lifecycle import (
     RunConfig,
     RunSummary,
@@ -35,6 +34,7 @@ from rebench.inspect_ext.lifecycle import (
     interrupt_session,
     start_session,
 )
+from rebench.inspect_ext.sample_end import end_sample_at_deadline
 
 SANDBOX_NAME = "rebench"
 # Commands are one `bash -c` string (one argv element, at most 128 KiB on Linux): stdin up

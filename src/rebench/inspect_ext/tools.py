@@ -16,7 +16,7 @@ from inspect_ai.util import sandbox
 
 from rebench.harness.records import ScoreEntry
 from rebench.harness.session import OutOfTimeError, agent_view
-from rebench.inspect_ext.deadline import end_sample_at_deadline
+from rebench.inspect_ext.sample_end import end_sample_at_deadline
 from rebench.inspect_ext.sandbox import RebenchSandboxEnvironment
 
 
