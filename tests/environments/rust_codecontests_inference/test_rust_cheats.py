@@ -119,12 +119,10 @@ def test_family_code_from_the_package_gains_nothing_in_the_sandbox(
     if isolation is None:
         pytest.skip("the bwrap sandbox is not available here")
     ctx = small_context(CHEATS / "families_from_package.py", isolation=isolation)
-    probe = subprocess.run(ctx.untrusted_argv([sys.executable, "-c", "import rebench"],
-                                              workdir=ctx.scratch_dir, gpu=False),
-                           capture_output=True, timeout=60)
-    if probe.returncode == 0:
-        pytest.skip("this tree's sandbox still lets children import rebench (allow-list "
-                    "mounts come with the sandbox rewrite)")
+    probe = subprocess.run(ctx.untrusted_argv(
+        [sys.executable, "-c", "import rebench.environments.rust_codecontests_inference.problems"],
+        workdir=ctx.scratch_dir, gpu=False), capture_output=True, timeout=60)
+    assert probe.returncode != 0  # the allow-list sandbox has no rebench internals
     assert scoring.score(ctx).raw == 0.0
 
 
