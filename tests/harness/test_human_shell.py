@@ -106,7 +106,7 @@ class Scorer:
         self.first_delay_s = first_delay_s
 
     def __call__(self, spec: object, profile: object, snapshot_dir: Path, isolation: object,
-                 timeout_s: float | None = None) -> ScoreResult:
+                 timeout_s: float | None = None, kind: object = None) -> ScoreResult:
         self.calls += 1
         if self.calls == 1:
             time.sleep(self.first_delay_s)

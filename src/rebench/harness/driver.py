@@ -16,6 +16,7 @@ import traceback
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import IO
 
 from rebench.core.errors import RunError, ScoringHarnessError
 from rebench.harness.agent import Agent
@@ -55,33 +56,85 @@ def execute_run(run: Run, agent: Agent) -> float:
         return _execute_locked(run, agent)
 
 
-@contextmanager
-def harness_lock(run: Run) -> Iterator[None]:
-    """Hold the run's harness lock; RunError if another live harness holds it. The lock
-    dies with its process, so a run whose harness was SIGKILLed can be resumed at once."""
-    path = run.run_dir / "harness.lock"
-    with path.open("a+") as handle:
+class HarnessLock:
+    """The run's harness lock (an flock on harness.lock): one live harness per run. It dies
+    with its process, so a run whose harness was SIGKILLed can be resumed at once."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self._handle: IO[str] | None = None
+
+    def acquire(self) -> None:
+        """Take the lock; RunError if another live harness holds it."""
+        handle = (self.run.run_dir / "harness.lock").open("a+")
         try:
             fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
-            raise RunError(f"run {run.record.run_id} is being run by another harness "
+            handle.close()
+            raise RunError(f"run {self.run.record.run_id} is being run by another harness "
                            "right now") from None
         handle.seek(0)
         handle.truncate()
         handle.write(f"{os.getpid()}\n")
         handle.flush()
+        self._handle = handle
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()  # closing the file drops the flock
+            self._handle = None
+
+
+@contextmanager
+def harness_lock(run: Run) -> Iterator[None]:
+    """Hold the run's harness lock for the block (HarnessLock)."""
+    lock = HarnessLock(run)
+    lock.acquire()
+    try:
         yield
+    finally:
+        lock.release()
 
 
-def _execute_locked(run: Run, agent: Agent) -> float:
-    events = events_for(run)
+class Heartbeat:
+    """Writes the run's clock to clock.json every HEARTBEAT_S in a thread, so a resume after
+    SIGKILL charges the agent all but that much (used when the agent's loop is not ours,
+    as under Inspect; `run_agent` beats inline)."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._beat, name="clock-heartbeat",
+                                        daemon=True)
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def _beat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            save_clock(self.run.run_dir / "clock.json", self.run.clock)
+
+    def stop(self) -> None:
+        self._stop.set()
+        save_clock(self.run.run_dir / "clock.json", self.run.clock)
+
+
+def begin_run(run: Run, agent_name: str, events: EventLog) -> threading.Thread | None:
+    """The phases before the agent acts, for every way of running an agent: log the start
+    (or resume), mark the run running, start the t=0 score (None when the log already has
+    scores, e.g. on resume); returns once the t=0 snapshot exists."""
     resumed = run.record.status is not RunStatus.CREATED
-    events.emit("run_resume" if resumed else "run_start", agent=agent.name,
+    events.emit("run_resume" if resumed else "run_start", agent=agent_name,
                 budget_s=run.record.budget_s, time_left_s=round(run.time_left_s(), 3),
                 fsync=True)
     run.record.status = RunStatus.RUNNING
     run.save()
-    initial = None if run.entries() else start_initial_score(run, events)
+    return None if run.entries() else start_initial_score(run, events)
+
+
+def _execute_locked(run: Run, agent: Agent) -> float:
+    events = events_for(run)
+    initial = begin_run(run, agent.name, events)
     session = Session(run, events)
     try:
         outcome = run_agent(session, agent)

@@ -12,7 +12,7 @@ import contextlib
 import os
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -47,6 +47,7 @@ class Session:
         run.agent_sandbox = self.sandbox  # frozen during the agent's official scores
         self._expired = threading.Event()
         self._tracked: list[subprocess.Popen[bytes]] = []
+        self._on_close: list[Callable[[], None]] = []
         self._tracked_lock = threading.Lock()
         run.clock.start()
 
@@ -144,12 +145,19 @@ class Session:
         self._expired.set()
         self.close()
 
+    def on_close(self, release: Callable[[], None]) -> None:
+        """Call `release` when the session closes (a lock, a heartbeat)."""
+        self._on_close.append(release)
+
     def close(self) -> None:
-        """Kill every process of the agent; later scores freeze nothing."""
+        """Kill every process of the agent; later scores freeze nothing; release what was
+        registered with `on_close` (last first)."""
         self.run.agent_sandbox = None
         self.kill_tracked()
         self.sandbox.destroy()
         self.services.close()
+        while self._on_close:
+            self._on_close.pop()()
 
 
 def start_services(run: Run, events: EventLog) -> ServiceHost:

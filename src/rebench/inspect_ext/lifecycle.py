@@ -15,7 +15,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rebench.core.errors import RebenchError
-from rebench.harness.driver import events_for, finish_run
+from rebench.harness.driver import HarnessLock, Heartbeat, begin_run, events_for, finish_run
 from rebench.harness.records import RunStatus
 from rebench.harness.run import Run, create_run
 from rebench.harness.session import Session
@@ -100,11 +100,10 @@ def inspect_context() -> dict[str, Any]:
 
 
 def start_session(config: RunConfig) -> Session:
-    """Create the run for one sample, score the starting solution, open its session.
-
-    The t=0 score runs before the session opens, while the run's working clock is still
-    frozen, so it is not charged to the agent; opening the session starts the clock.
-    """
+    """Create the run for one sample and go through the same phases as `rebench run`
+    (harness/driver.py): the harness lock, `begin_run` (start event, running status, the
+    t=0 score in the background once its snapshot exists), the session (which starts the
+    clock), and a clock heartbeat. The lock and the heartbeat end with the session."""
     context = inspect_context()
     model = context.get("model")
     agent = f"inspect:{model}" if model else "inspect"
@@ -113,14 +112,19 @@ def start_session(config: RunConfig) -> Session:
         resolve_isolation(config.isolation), seed=config.seed,
     )
     run.record.extra["inspect"] = context
-    events = events_for(run)
-    events.emit("run_start", agent=agent, budget_s=run.record.budget_s,
-                time_left_s=round(run.time_left_s(), 3), fsync=True)
-    run.record.status = RunStatus.RUNNING
-    run.save()
-    if not run.entries():
-        run.score("initial")
-    session = Session(run, events)
+    lock = HarnessLock(run)
+    lock.acquire()
+    try:
+        events = events_for(run)
+        begin_run(run, agent, events)
+        session = Session(run, events)
+    except BaseException:
+        lock.release()
+        raise
+    heartbeat = Heartbeat(run)
+    heartbeat.start()
+    session.on_close(heartbeat.stop)
+    session.on_close(lock.release)
     events.emit("agent_start", agent=agent, time_left_s=round(run.time_left_s(), 3))
     return session
 
