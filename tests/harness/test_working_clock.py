@@ -98,3 +98,16 @@ def test_pause_depth_never_negative(ops: list[bool]) -> None:
             clock.unpause()
             depth = max(0, depth - 1)
         assert clock.is_paused == (depth > 0)
+
+
+def test_credit_gives_back_measured_waits_but_never_more_than_used() -> None:
+    clock = WorkingClock(100.0)
+    time.sleep(0.2)
+    started = time.monotonic()
+    before = clock.working_s()
+    assert clock.credit(0.1) == 0.1
+    after = clock.working_s()
+    elapsed = time.monotonic() - started
+    assert before - 0.1 - 1e-6 <= after <= before - 0.1 + elapsed + 1e-6
+    assert clock.credit(1000.0) <= before  # never more than was used
+    assert clock.working_s() >= 0.0

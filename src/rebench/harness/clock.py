@@ -87,6 +87,16 @@ class WorkingClock:
             if self._pause_depth == 0:
                 self._paused_total += time.monotonic() - self._pause_began
 
+    def credit(self, seconds: float) -> float:
+        """Give back `seconds` of working time that someone else measured as a wait (an
+        Inspect model call retried or rate-limited); at most the working time used, never
+        negative. Returns what was credited."""
+        with self._lock:
+            used = self._working_offset + (time.monotonic() - self._started) - self._paused_total
+            amount = max(0.0, min(seconds, used))
+            self._paused_total += amount
+        return amount
+
     @contextmanager
     def paused(self) -> Iterator[None]:
         """A harness-side wait: working time stands still inside the block."""

@@ -12,9 +12,38 @@ import anyio
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 from inspect_ai.util import sandbox
 
+from rebench.harness.session import Session
 from rebench.inspect_ext.sample_end import end_sample_at_deadline
 
 POLL_S = 0.5
+
+
+class WaitCredit:
+    """Model calls that Inspect retried or that waited on a rate limit are not the agent's
+    time: Inspect records them as the sample's waiting time; each poll credits the waiting
+    time added since the last one to the run's working clock (and logs it)."""
+
+    def __init__(self, session: Session) -> None:
+        self.session = session
+        self.seen = _waiting_time()
+
+    def update(self) -> None:
+        now = _waiting_time()
+        if now > self.seen:
+            credited = self.session.run.clock.credit(now - self.seen)
+            self.session.events.emit("clock_pause", seconds=round(credited, 3),
+                                     reason="model call waiting (retry or rate limit)")
+            self.seen = now
+
+
+def _waiting_time() -> float:
+    """The running sample's waiting time as Inspect measures it (0 outside a sample, or
+    with an Inspect version that does not expose it)."""
+    try:
+        from inspect_ai._util.working import sample_waiting_time
+    except ImportError:
+        return 0.0
+    return float(sample_waiting_time())
 
 
 @solver
@@ -33,7 +62,9 @@ def deadline_watch(poll_s: float = POLL_S) -> Solver:
 
         async def watch() -> None:
             session = env.session
+            waits = WaitCredit(session)
             while not active.completed and not active.terminal:
+                waits.update()
                 if session.expired or session.time_left() <= 0:
                     if env.owned:
                         session.expire()  # the hard stop: kill whatever the agent started
