@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from rebench.core.errors import ScorerFault
 from rebench.core.score import ScoreResult
 from rebench.environments.rust_codecontests_inference.evaluation import (
     judge_answers,
@@ -69,7 +70,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
     try:
         rustc = find_rustc()
     except FileNotFoundError as exc:
-        raise RuntimeError(str(exc)) from None  # a broken machine is a harness problem
+        raise ScorerFault(str(exc)) from None  # a broken machine is a harness problem
     outcome, usage, label = _run_solution(ctx, problems, rustc)
     if outcome.fatal:
         return ScoreResult.invalid(outcome.fatal, stderr=outcome.stderr_tail)
