@@ -86,6 +86,23 @@ class ProcessGroup:
     def can_limit_pids(self) -> bool:
         return "pids" in self.dirs or (self.v2 and _has_file(self.dirs, "pids.max"))
 
+    def oom_killed(self) -> bool:
+        """Whether the kernel hit the group's memory cap (and killed or refused something)."""
+        if "v2" in self.dirs:
+            for line in _read(self.dirs["v2"] / "memory.events").splitlines():
+                name, _, value = line.partition(" ")
+                if name in ("oom_kill", "max") and value.strip() not in ("", "0"):
+                    return True
+            return False
+        if "memory" in self.dirs:
+            folder = self.dirs["memory"]
+            for line in _read(folder / "memory.oom_control").splitlines():
+                name, _, value = line.partition(" ")
+                if name == "oom_kill" and value.strip() not in ("", "0"):
+                    return True
+            return _read(folder / "memory.failcnt") not in ("", "0")
+        return False
+
     def procs_files(self) -> list[str]:
         """The files a process writes its pid to, to join the group."""
         return [str(d / "cgroup.procs") for d in self.dirs.values()]

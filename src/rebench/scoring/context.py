@@ -45,18 +45,19 @@ class ScoringContext:
     def params(self) -> Mapping[str, object]:
         return self.profile.params
 
-    def untrusted_argv(
+    def untrusted_sandbox(
         self,
-        argv: Sequence[str],
         *,
         workdir: Path | None = None,
         writable: bool = False,
         extra_ro: tuple[Path, ...] = (),
         gpu: bool | None = None,
         env: Mapping[str, str] | None = None,
-    ) -> list[str]:
-        """Wrap `argv` so it runs sandboxed: the snapshot read-only, no network, nothing of
-        the run, the cache or the scratch dir visible unless passed in `extra_ro`."""
+    ) -> Sandbox:
+        """A sandbox for untrusted children of this scoring: the snapshot (or `workdir`)
+        read-only unless `writable`, no network, nothing of the run, the cache or the
+        scratch dir visible unless passed in `extra_ro`, the profile's limits. `close`
+        destroys it (and everything it started)."""
         use_gpu = self.profile.gpus > 0 if gpu is None else gpu
         config = SandboxConfig(
             workdir=workdir or self.solution_dir,
@@ -72,6 +73,22 @@ class ScoringContext:
         )
         sandbox = make_sandbox(self.isolation, config)
         self._sandboxes.append(sandbox)
+        return sandbox
+
+    def untrusted_argv(
+        self,
+        argv: Sequence[str],
+        *,
+        workdir: Path | None = None,
+        writable: bool = False,
+        extra_ro: tuple[Path, ...] = (),
+        gpu: bool | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> list[str]:
+        """Wrap `argv` so it runs in a fresh `untrusted_sandbox` (same arguments); the
+        caller starts it. Prefer `scoring.runner.run_child` for run-to-completion children."""
+        sandbox = self.untrusted_sandbox(workdir=workdir, writable=writable,
+                                         extra_ro=extra_ro, gpu=gpu, env=env)
         return sandbox.wrap(argv)
 
     def close(self) -> None:

@@ -1,0 +1,159 @@
+"""The untrusted runner: run one command of the agent's solution to completion, sandboxed,
+under the profile's limits, and say plainly how it ended.
+
+    outcome = run_child(ctx, [sys.executable, "-m", "rebench.environments.x.child", ...],
+                        timeout_s=60)
+    if outcome.failure is not ChildFailure.NONE:
+        return ScoreResult.invalid(outcome.describe())
+    data = json.loads(outcome.stdout)   # data only: the verdict is computed here
+
+The child's stdout is its data channel (capped: a child that writes more is stopped and
+fails with OUTPUT_CAP); the last part of its stderr is kept for the message. Every process
+it started is killed when it ends (its sandbox's whole process group).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+import os
+import selectors
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO
+
+from rebench.sandbox import Isolation
+from rebench.sandbox.bwrap import BwrapSandbox
+from rebench.scoring.context import ScoringContext
+
+_TAIL_BYTES = 8000
+_CHUNK = 1 << 16
+
+
+class ChildFailure(enum.Enum):
+    """How an untrusted child ended, when it did not end well."""
+
+    NONE = "none"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    OUTPUT_CAP = "output_cap"
+    CRASH = "crash"
+
+
+@dataclass(frozen=True)
+class ChildOutcome:
+    """What the runner saw: the exit status (None if it was killed by us), how it failed,
+    its wall time, its stdout (the data channel) and the tail of its stderr."""
+
+    returncode: int | None
+    failure: ChildFailure
+    seconds: float
+    stdout: bytes
+    stderr_tail: str
+
+    def describe(self) -> str:
+        """One line for the agent: why the child's result cannot be used."""
+        texts = {
+            ChildFailure.TIMEOUT: f"the solution did not finish within {self.seconds:.0f} s",
+            ChildFailure.MEMORY: "the solution ran out of memory (the profile's limit)",
+            ChildFailure.OUTPUT_CAP: "the solution wrote more output than allowed",
+            ChildFailure.CRASH: f"the solution failed (exit status {self.returncode})",
+            ChildFailure.NONE: "the solution ran",
+        }
+        last = self.stderr_tail.strip().splitlines()[-1:] if self.stderr_tail else []
+        return texts[self.failure] + (f": {last[0][:300]}" if last else "")
+
+
+def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
+              workdir: Path | None = None, writable: bool = False,
+              extra_ro: tuple[Path, ...] = (), env: Mapping[str, str] | None = None,
+              gpu: bool | None = None, stdin: bytes = b"",
+              max_output_bytes: int = 64 << 20) -> ChildOutcome:
+    """Run `argv` in a fresh sandbox of the scoring (see ScoringContext.untrusted_argv) and
+    wait for it, at most `timeout_s`; never raises for anything the child does."""
+    sandbox = ctx.untrusted_sandbox(workdir=workdir, writable=writable, extra_ro=extra_ro,
+                                    gpu=gpu, env=env)
+    wrapped = sandbox.wrap(list(argv))
+    start = time.monotonic()
+    local = ctx.isolation is Isolation.LOCAL
+    proc = subprocess.Popen(wrapped, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, start_new_session=True,
+                            env=_local_env(env) if local else None,
+                            cwd=str(workdir or ctx.solution_dir))
+    oom = False
+    try:
+        out, err, failure = _pump(proc, stdin, timeout_s, max_output_bytes)
+        proc.wait()
+        oom = isinstance(sandbox, BwrapSandbox) and sandbox.group().oom_killed()
+    finally:
+        sandbox.destroy()  # the child's whole tree, detached processes included
+        proc.wait()
+    seconds = time.monotonic() - start
+    if failure is ChildFailure.NONE and proc.returncode != 0:
+        memory = oom or b"MemoryError" in err[-_TAIL_BYTES:]
+        failure = ChildFailure.MEMORY if memory else ChildFailure.CRASH
+    return ChildOutcome(returncode=proc.returncode, failure=failure, seconds=seconds,
+                        stdout=bytes(out), stderr_tail=err[-_TAIL_BYTES:].decode(errors="replace"))
+
+
+def _local_env(env: Mapping[str, str] | None) -> dict[str, str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
+    return {**base, **(env or {})}
+
+
+def _pump(proc: subprocess.Popen[bytes], stdin: bytes, timeout_s: float,
+          max_output: int) -> tuple[bytearray, bytes, ChildFailure]:
+    """Feed stdin, read stdout (capped) and stderr (tail) until EOF or the deadline."""
+    if proc.stdin is None or proc.stdout is None or proc.stderr is None:
+        raise RuntimeError("Popen gave no pipes")  # cannot happen with PIPE; for the types
+    feeder = threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True)
+    feeder.start()  # a child that never reads its stdin cannot block the runner
+    out, err = bytearray(), bytearray()
+    failure = ChildFailure.NONE
+    deadline = time.monotonic() + timeout_s
+    selector = selectors.DefaultSelector()
+    selector.register(proc.stdout, selectors.EVENT_READ, out)
+    selector.register(proc.stderr, selectors.EVENT_READ, err)
+    while selector.get_map():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            failure = ChildFailure.TIMEOUT
+            break
+        for key, _ in selector.select(timeout=min(left, 0.5)):
+            chunk = os.read(key.fd, _CHUNK)
+            if not chunk:
+                selector.unregister(key.fileobj)
+                continue
+            key.data.extend(chunk)
+            if key.data is err and len(err) > 4 * _TAIL_BYTES:
+                del err[:-_TAIL_BYTES]
+        if len(out) > max_output:
+            failure = ChildFailure.OUTPUT_CAP
+            break
+    selector.close()
+    if failure is not ChildFailure.NONE:
+        _kill(proc)
+    else:
+        try:
+            proc.wait(timeout=max(deadline - time.monotonic(), 0.1))
+        except subprocess.TimeoutExpired:
+            failure = ChildFailure.TIMEOUT
+            _kill(proc)
+    return out[:max_output], bytes(err), failure
+
+
+def _feed(pipe: IO[bytes], data: bytes) -> None:
+    with contextlib.suppress(OSError):
+        pipe.write(data)
+    with contextlib.suppress(OSError):
+        pipe.close()
+
+
+def _kill(proc: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)

@@ -1,0 +1,81 @@
+"""The untrusted runner names how a child ended: ok with its data, timeout, memory,
+output cap, crash; and nothing it started outlives it."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from rebench.core.discovery import load_spec
+from rebench.sandbox import Isolation
+from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring import ScoringContext
+from rebench.scoring.runner import ChildFailure, run_child
+
+pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
+
+
+@pytest.fixture
+def ctx(tmp_path: Path) -> Iterator[ScoringContext]:
+    spec = load_spec("triton_cumsum")
+    profile = dataclasses.replace(spec.profile("cpu"), memory_gb=0.5, pids_max=64)
+    (tmp_path / "solution").mkdir()
+    context = ScoringContext(spec=spec, profile=profile, solution_dir=tmp_path / "solution",
+                             assets_dir=tmp_path / "assets", scratch_dir=tmp_path / "scratch",
+                             isolation=Isolation.BWRAP)
+    yield context
+    context.close()
+
+
+def _py(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
+def test_data_comes_back_on_stdout(ctx: ScoringContext) -> None:
+    outcome = run_child(ctx, _py("import json,sys; print(json.dumps({'echo': sys.stdin.read()}))"),
+                        timeout_s=60, stdin=b"hello")
+    assert outcome.failure is ChildFailure.NONE, outcome.stderr_tail
+    assert json.loads(outcome.stdout) == {"echo": "hello"}
+
+
+def test_timeout(ctx: ScoringContext) -> None:
+    start = time.monotonic()
+    outcome = run_child(ctx, _py("import time; time.sleep(100)"), timeout_s=3)
+    assert outcome.failure is ChildFailure.TIMEOUT
+    assert time.monotonic() - start < 30
+
+
+def test_memory(ctx: ScoringContext) -> None:
+    outcome = run_child(ctx, _py("x = bytearray(2 * 2**30); x[::4096] = b'1' * len(x[::4096])"),
+                        timeout_s=60)
+    assert outcome.failure is ChildFailure.MEMORY, (outcome.returncode, outcome.stderr_tail)
+    assert "memory" in outcome.describe()
+
+
+def test_output_cap(ctx: ScoringContext) -> None:
+    outcome = run_child(ctx, _py("import sys\nwhile True: sys.stdout.write('x' * 65536)"),
+                        timeout_s=60, max_output_bytes=1 << 20)
+    assert outcome.failure is ChildFailure.OUTPUT_CAP
+    assert len(outcome.stdout) <= 1 << 20
+
+
+def test_crash_keeps_the_stderr_tail(ctx: ScoringContext) -> None:
+    outcome = run_child(ctx, _py("raise SystemExit('no model.py found')"), timeout_s=60)
+    assert outcome.failure is ChildFailure.CRASH and "no model.py found" in outcome.describe()
+
+
+def test_nothing_outlives_the_child(ctx: ScoringContext, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    code = ("import subprocess; subprocess.Popen(['sh', '-c', 'sleep 2; echo alive > "
+            f"{out}/late.txt'], start_new_session=True); print('done')")
+    outcome = run_child(ctx, _py(code), timeout_s=60, workdir=out, writable=True)
+    assert outcome.failure is ChildFailure.NONE
+    time.sleep(4)
+    assert not (out / "late.txt").exists()  # the detached grandchild died with the child
