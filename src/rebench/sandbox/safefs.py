@@ -102,20 +102,25 @@ def _open_regular(dir_fd: int, name: str, flags: int, mode: int = 0o644) -> int:
     return fd
 
 
+def _open_beneath(root: Path, path: str, flags: int, create: bool) -> int:
+    """A descriptor of the regular file `path` under `root`, walked without links."""
+    parts = split_relative(path)
+    root_fd = open_root(root)
+    try:
+        parent = walk_to_parent(root_fd, parts, create=create)
+    finally:
+        os.close(root_fd)
+    try:
+        return _open_regular(parent, parts[-1], flags)
+    finally:
+        os.close(parent)
+
+
 def read_beneath(root: Path, path: str, max_bytes: int | None = None) -> bytes:
     """The bytes of the regular file `path` under `root`, never through a link.
 
     ValueError when the file is larger than `max_bytes`."""
-    parts = split_relative(path)
-    root_fd = open_root(root)
-    try:
-        parent = walk_to_parent(root_fd, parts)
-    finally:
-        os.close(root_fd)
-    try:
-        fd = _open_regular(parent, parts[-1], _READ_FLAGS)
-    finally:
-        os.close(parent)
+    fd = _open_beneath(root, path, _READ_FLAGS, create=False)
     with os.fdopen(fd, "rb") as handle:
         if max_bytes is None:
             return handle.read()
@@ -128,16 +133,7 @@ def read_beneath(root: Path, path: str, max_bytes: int | None = None) -> bytes:
 def write_beneath(root: Path, path: str, data: bytes) -> None:
     """Write `data` to `path` under `root` (folders made as needed), never through a link:
     a link or FIFO where the file or a folder should be is refused."""
-    parts = split_relative(path)
-    root_fd = open_root(root)
-    try:
-        parent = walk_to_parent(root_fd, parts, create=True)
-    finally:
-        os.close(root_fd)
-    try:
-        fd = _open_regular(parent, parts[-1], _WRITE_FLAGS)
-    finally:
-        os.close(parent)
+    fd = _open_beneath(root, path, _WRITE_FLAGS, create=True)
     with os.fdopen(fd, "wb") as handle:
         handle.truncate(0)
         handle.write(data)

@@ -27,6 +27,11 @@ def call(name: str, request: object, timeout: float = TIMEOUT_S) -> dict[str, ob
             if folder and os.path.isdir(folder) else []
         return {"ok": False, "error": f"no service {name!r} in this run (services: "
                                       f"{', '.join(known) or 'none'})"}
+    return request_over_socket(path, request, timeout)
+
+
+def request_over_socket(path: str, request: object, timeout: float) -> dict[str, object]:
+    """One request to the service socket at `path`; its reply."""
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
         sock.settimeout(timeout)
         sock.connect(path)

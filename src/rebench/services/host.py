@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import json
 import shutil
-import socket
 import socketserver
 import tempfile
 import threading
@@ -22,7 +21,7 @@ from typing import Any
 from rebench.core.service import Reply, Service, ServiceContext, ServiceSpec
 from rebench.services.client import SERVICES_MOUNT
 
-__all__ = ["SERVICES_MOUNT", "ServiceHost", "request_over_socket"]
+__all__ = ["SERVICES_MOUNT", "ServiceHost"]
 
 _READ_TIMEOUT_S = 30.0
 
@@ -163,19 +162,3 @@ def _summary(data: Mapping[str, Any], limit: int = 2000) -> str:
 
 class _ThreadingUnixServer(socketserver.ThreadingMixIn, socketserver.UnixStreamServer):
     daemon_threads = True
-
-
-def request_over_socket(path: str, request: Mapping[str, Any], timeout: float) -> Reply:
-    """A client call (what `rebench-service` does inside a sandbox), for tests and tools."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        sock.settimeout(timeout)
-        sock.connect(path)
-        sock.sendall(json.dumps(request).encode() + b"\n")
-        data = b""
-        while not data.endswith(b"\n"):
-            chunk = sock.recv(1 << 16)
-            if not chunk:
-                break
-            data += chunk
-    reply = json.loads(data)
-    return reply if isinstance(reply, dict) else {"ok": False, "error": "malformed reply"}
