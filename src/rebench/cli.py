@@ -4,59 +4,23 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from rebench.cli_runs import fmt_number, register_run_commands
-from rebench.core.errors import RebenchError
-
-console = Console(stderr=True)
-out = Console()
-F = TypeVar("F", bound=Callable[..., Any])
-
-ISOLATION_HELP = (
-    "where untrusted code runs: bwrap (bubblewrap), local (no isolation: only for trusted "
-    "code, prints a warning), auto (bwrap if it works here)"
+from rebench.cli_common import (
+    console,
+    fmt_number,
+    isolation_option,
+    out,
+    profile_option,
+    resolve_isolation,
 )
-
-
-def resolve_isolation(choice: str) -> Any:
-    """The Isolation for a CLI choice; `auto` refuses to fall back silently."""
-    from rebench.sandbox import Isolation
-
-    if choice == "local":
-        console.print(
-            "[bold red]WARNING: --isolation local runs untrusted code without a sandbox. "
-            "Use it only for code you trust.[/]"
-        )
-        return Isolation.LOCAL
-    from rebench.sandbox.bwrap import bwrap_available
-
-    if bwrap_available():
-        return Isolation.BWRAP
-    raise RebenchError(
-        "bubblewrap (bwrap) is not available, so untrusted code cannot be sandboxed. Install "
-        "it (Debian/Ubuntu: apt-get install bubblewrap) or pass --isolation local to run "
-        "without isolation."
-    )
-
-
-def isolation_option(f: F) -> F:
-    return click.option(
-        "--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
-        show_default=True, help=ISOLATION_HELP,
-    )(f)
-
-
-def profile_option(f: F) -> F:
-    return click.option("--profile", "-p", default="cpu", show_default=True,
-                        help="environment profile (cpu or gpu)")(f)
+from rebench.cli_runs import register_run_commands
+from rebench.core.errors import RebenchError
 
 
 class RebenchGroup(click.Group):

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import math
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -14,6 +13,7 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from rebench.cli_common import fmt_number
 from rebench.harness.records import RunMark as RunMarkChoices
 
 if TYPE_CHECKING:
@@ -21,11 +21,6 @@ if TYPE_CHECKING:
     from rebench.harness.batch import BatchJob
     from rebench.harness.records import OperatorMark, RunRecord
     from rebench.harness.run import Run
-
-
-def fmt_number(x: float | None, digits: int = 3) -> str:
-    """A number for a table cell; "-" for missing or non-finite values."""
-    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
 
 
 def register_run_commands(group: click.Group) -> None:
@@ -48,7 +43,7 @@ def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
     """Run one attempt of AGENT at ENV_ID and print its normalized score. Ctrl-C stops the
     run as `interrupted` (not counted in reports); `rebench resume RUN` continues it."""
     from rebench.agents.base import make_agent
-    from rebench.cli import console, resolve_isolation
+    from rebench.cli_common import console, resolve_isolation
     from rebench.core.discovery import load_spec
     from rebench.core.duration import parse_duration
     from rebench.core.errors import RebenchError
@@ -91,7 +86,7 @@ def discard_unstarted_runs(root: Path) -> Iterator[None]:
 def _drive(the_run: Run, the_agent: Agent) -> None:
     """Execute the run and print its log and score; on Ctrl-C record it as interrupted, end
     the processes it started (the scorer among them) and say how to resume."""
-    from rebench.cli import console, out
+    from rebench.cli_common import console, out
     from rebench.harness.driver import execute_run
 
     record = the_run.record
@@ -115,7 +110,7 @@ def _interrupted(the_run: Run) -> NoReturn:
     import signal
     import sys
 
-    from rebench.cli import console
+    from rebench.cli_common import console
     from rebench.harness.driver import events_for
     from rebench.harness.interrupt import end_child_processes, mark_interrupted
 
@@ -143,7 +138,7 @@ def resume(run_ref: str) -> None:
     """Continue an unfinished run (interrupted, or its harness died) with its remaining
     budget; also starts a created run that never ran (what `batch` does for each attempt)."""
     from rebench.agents.base import make_agent
-    from rebench.cli import console
+    from rebench.cli_common import console
     from rebench.harness.resume import reopen_for_resume
 
     the_run = reopen_for_resume(run_ref)
@@ -158,7 +153,7 @@ def resume(run_ref: str) -> None:
 @click.argument("run_ref")
 def verify(run_ref: str) -> None:
     """Check a run: the score log's hash chain, snapshots, clocks, events, final score."""
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.core.errors import RunError
     from rebench.harness.resume import verify_run
 
@@ -178,7 +173,7 @@ def batch(spec_file: Path, isolation: str) -> None:
     a time, each GPU held by one attempt at a time; every run lands in the index."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    from rebench.cli import console, out, resolve_isolation
+    from rebench.cli_common import console, out, resolve_isolation
     from rebench.core.errors import RunError
     from rebench.core.paths import runs_root
     from rebench.harness.batch import BatchOutcome, load_batch_spec, run_batch
@@ -230,7 +225,7 @@ def _require_batch_prepared(jobs: tuple[BatchJob, ...]) -> None:
 def setup_sandbox(no_install: bool) -> None:
     """Make sure bubblewrap works here: install it (Debian/Ubuntu, as root) when missing, or
     say exactly what to do."""
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.core.errors import RebenchError
     from rebench.sandbox.setup import ensure_bwrap
 
@@ -246,7 +241,7 @@ def setup_sandbox(no_install: bool) -> None:
 @click.option("--limit", default=50, show_default=True)
 def runs(env_id: str | None, limit: int) -> None:
     """List runs recorded in the run index (newest first)."""
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.core.paths import runs_root
     from rebench.harness.index import index_path, list_runs
     from rebench.harness.records import load_mark
@@ -324,7 +319,7 @@ def mark(run_ref: str, mark: str, reason: str) -> None:
     (counted again). The mark is kept in the run's mark.json; the run is not changed."""
     from datetime import UTC, datetime
 
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.core.errors import RunError
     from rebench.core.paths import runs_root
     from rebench.harness.records import OperatorMark, RunMark, save_mark
@@ -346,7 +341,7 @@ def mark(run_ref: str, mark: str, reason: str) -> None:
 @click.option("--json", "as_json", is_flag=True, help="run record and score log as JSON")
 def show(run_ref: str, as_json: bool) -> None:
     """Show one run (id or directory) with its score log."""
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.harness.records import load_mark
     from rebench.harness.run import open_run
 
@@ -376,7 +371,7 @@ def show(run_ref: str, as_json: bool) -> None:
 def _print_log(run_dir: object) -> None:
     from pathlib import Path
 
-    from rebench.cli import out
+    from rebench.cli_common import out
     from rebench.harness.score_log import read_log
 
     entries = read_log(Path(str(run_dir)) / "protected" / "score_log.jsonl")

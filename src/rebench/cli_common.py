@@ -1,0 +1,61 @@
+"""What every `rebench` command module shares: the consoles, the isolation and profile
+options, number formatting. Below cli.py and cli_runs.py, so neither imports the other's
+internals."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from rich.console import Console
+
+from rebench.core.errors import RebenchError
+
+console = Console(stderr=True)
+out = Console()
+F = TypeVar("F", bound=Callable[..., Any])
+
+ISOLATION_HELP = (
+    "where untrusted code runs: bwrap (bubblewrap), local (no isolation: only for trusted "
+    "code, prints a warning), auto (bwrap if it works here)"
+)
+
+
+def resolve_isolation(choice: str) -> Any:
+    """The Isolation for a CLI choice; `auto` refuses to fall back silently."""
+    from rebench.sandbox import Isolation
+
+    if choice == "local":
+        console.print(
+            "[bold red]WARNING: --isolation local runs untrusted code without a sandbox. "
+            "Use it only for code you trust.[/]"
+        )
+        return Isolation.LOCAL
+    from rebench.sandbox.bwrap import bwrap_available
+
+    if bwrap_available():
+        return Isolation.BWRAP
+    raise RebenchError(
+        "bubblewrap (bwrap) is not available, so untrusted code cannot be sandboxed. Install "
+        "it (Debian/Ubuntu: apt-get install bubblewrap) or pass --isolation local to run "
+        "without isolation."
+    )
+
+
+def isolation_option(f: F) -> F:
+    return click.option(
+        "--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
+        show_default=True, help=ISOLATION_HELP,
+    )(f)
+
+
+def profile_option(f: F) -> F:
+    return click.option("--profile", "-p", default="cpu", show_default=True,
+                        help="environment profile (cpu or gpu)")(f)
+
+
+def fmt_number(x: float | None, digits: int = 3) -> str:
+    """A number for a table cell; "-" for missing or non-finite values."""
+    return "-" if x is None or not math.isfinite(x) else f"{x:.{digits}f}"
