@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import math
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
@@ -11,6 +13,7 @@ from rebench.core.errors import SpecError, UnknownProfileError
 from rebench.core.service import ServiceSpec
 
 ParamValue = int | float | str | bool
+P = typing.TypeVar("P")
 
 
 class Direction(enum.Enum):
@@ -50,6 +53,30 @@ class Profile:
     default_budget_s: float = 8 * 3600.0
     scoring_timeout_s: float = 300.0
     network: bool = False
+
+    def params_as(self, cls: type[P]) -> P:
+        """The params as the environment's typed, frozen dataclass `cls`: every field must
+        be given with its declared type (int accepted for float), nothing else. SpecError
+        otherwise, so a typo in a profile fails when the spec loads, not mid-scoring."""
+        if not dataclasses.is_dataclass(cls):
+            raise SpecError(f"{cls.__name__} is not a dataclass")
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        unknown = sorted(set(self.params) - set(fields))
+        missing = sorted(n for n, f in fields.items() if n not in self.params
+                         and f.default is dataclasses.MISSING)
+        if unknown or missing:
+            raise SpecError(f"profile {self.name}: params unknown {unknown}, missing {missing} "
+                            f"(for {cls.__name__})")
+        hints = typing.get_type_hints(cls)
+        for name, value in self.params.items():
+            want = hints[name]
+            ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
+            if want is float and isinstance(value, int) and not isinstance(value, bool):
+                ok = True
+            if not ok:
+                raise SpecError(f"profile {self.name}: param {name} = {value!r} is not a "
+                                f"{want.__name__}")
+        return cls(**{k: (float(v) if hints[k] is float else v) for k, v in self.params.items()})
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.starting_raw) or not math.isfinite(self.reference_raw):
@@ -96,6 +123,9 @@ class EnvironmentSpec:
     child_modules: tuple[str, ...] = ()
     # Run-scoped trusted services the agent may call (core/service.py, services/host.py).
     services: tuple[ServiceSpec, ...] = ()
+    # The typed, frozen dataclass of the profiles' params (checked at load): trusted code
+    # reads `profile.params_as(params_type)` instead of a dict of numbers.
+    params_type: type | None = None
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
 
@@ -107,6 +137,9 @@ class EnvironmentSpec:
         for key, profile in self.profiles.items():
             if key != profile.name:
                 raise SpecError(f"{self.id}: profile key {key!r} != name {profile.name!r}")
+        if self.params_type is not None:
+            for profile in self.profiles.values():
+                profile.params_as(self.params_type)
         for required in ("starting", "reference"):
             if required not in self.solutions:
                 raise SpecError(f"{self.id}: solutions must include {required!r}")

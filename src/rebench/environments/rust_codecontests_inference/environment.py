@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+
+
+@dataclass(frozen=True)
+class RustParams:
+    """A profile's numbers (the portable evaluation copy reads the same keys from JSON)."""
+
+    model_seed: int  # the simulated model's sampling seed (public)
+    token_budget_per_problem: int  # prompt + completion tokens per held-out problem
+    n_test_problems: int  # held-out problems scored
+    parallel: int  # problems solved at once by the agent's scaffold
+    per_problem_timeout_s: float  # wall time the scaffold gets per problem
+    child_timeout_s: float  # wall time the whole scaffold run gets
+
 
 # Shared by both profiles (the profiles differ only in problem counts and budgets).
 _COMMON = {
@@ -52,6 +67,7 @@ SPEC = EnvironmentSpec(
         "reference": SolutionRecipe("reference"),
         "expert": SolutionRecipe("expert"),
     },
+    params_type=RustParams,
     aggregation=Aggregation.BEST,
     solution_globs=("*.py",),
     snapshot_max_bytes=4 * 1024 * 1024,

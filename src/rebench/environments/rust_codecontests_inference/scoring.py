@@ -16,11 +16,11 @@ from typing import Any
 
 from rebench.core.errors import ScorerFault
 from rebench.core.score import ScoreResult
+from rebench.environments.rust_codecontests_inference.environment import RustParams
 from rebench.environments.rust_codecontests_inference.evaluation import (
     judge_answers,
     load_problems,
     make_backend,
-    number,
     run_child,
     summarize,
     write_child_files,
@@ -41,10 +41,10 @@ def _child_env(workdir: Path, rustc: str) -> dict[str, str]:
 
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
                   ) -> tuple[Any, dict[str, int], str]:
-    params = ctx.params
-    backend, label = make_backend(problems, int(number(params, "model_seed")))
-    budget = int(number(params, "token_budget_per_problem")) * len(problems)
-    parallel = int(number(params, "parallel"))
+    params = ctx.profile.params_as(RustParams)
+    backend, label = make_backend(problems, params.model_seed)
+    budget = params.token_budget_per_problem * len(problems)
+    parallel = params.parallel
     meter = Meter(token_budget=budget, max_concurrency=2 * parallel)
     with tempfile.TemporaryDirectory(prefix="rebench-rust-") as tmp:
         workdir = Path(tmp)
@@ -53,11 +53,11 @@ def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc
         with Gateway(backend, meter, label, socket_path=workdir / SOCKET_NAME) as gateway:
             argv = ctx.untrusted_argv(
                 [sys.executable, "child_runner.py", str(ctx.solution_dir), "problems.json",
-                 gateway.url, SOCKET_NAME, str(parallel), str(params["per_problem_timeout_s"])],
+                 gateway.url, SOCKET_NAME, str(parallel), str(params.per_problem_timeout_s)],
                 workdir=workdir, writable=True,
                 extra_ro=(ctx.solution_dir, rustc_sysroot(rustc)), env=env, gpu=False,
             )
-            outcome = run_child(argv, workdir, env, number(params, "child_timeout_s"),
+            outcome = run_child(argv, workdir, env, params.child_timeout_s,
                                 {p["id"] for p in problems})
     return outcome, meter.snapshot(), label
 
@@ -93,7 +93,8 @@ def score(ctx: ScoringContext) -> ScoreResult:
         "solution_errors": len(outcome.errors),
     }
     if outcome.timed_out:
-        message["note"] = (f"the solution did not finish within {ctx.params['child_timeout_s']} s;"
+        timeout = ctx.profile.params_as(RustParams).child_timeout_s
+        message["note"] = (f"the solution did not finish within {timeout} s;"
                            " answers returned before that were judged")
     details = {
         "per_problem": {pid: {"verdict": r.verdict.value, "detail": r.detail[:300]}
