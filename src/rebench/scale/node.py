@@ -17,6 +17,7 @@ import ctypes
 import fcntl
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -123,6 +124,8 @@ def run_attempt(attempt: AttemptSpec, tracker: Any = None,
     archive, omitted, run_id = b"", 0, ""
     if run_dir is not None:
         run_id = run_dir.name
+        # The harness's output of every try on this node travels with the run folder.
+        shutil.copyfile(staging / "harness.log", run_dir / "harness.log")
         archive, omitted = pack_run(run_dir, attempt.workspace_cap_bytes)
     return AttemptResult(
         key=attempt.key, try_no=attempt.try_no, node_id=node_id, node_ip=node_ip,
