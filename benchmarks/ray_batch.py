@@ -22,25 +22,39 @@ import statistics
 import sys
 import tempfile
 from datetime import UTC, datetime
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")  # loopback only
 
+T = TypeVar("T")
 REPO = Path(__file__).resolve().parents[1]
 FIRST = '{"action": "exec", "cmd": "date +%s.%N > first_action.txt"}\n'
+
+
+def retry_start(start: Callable[[], T], tries: int = 3) -> T:
+    """Ray gives a node 30 s to register, fixed; a loaded machine can miss that."""
+    for attempt in range(tries):
+        try:
+            return start()
+        except Exception as exc:
+            if "timed out during startup" not in str(exc) or attempt == tries - 1:
+                raise
+    raise AssertionError("unreachable")
 
 
 def start_cluster(base: Path) -> object:
     import ray
     from ray.cluster_utils import Cluster
 
-    cluster = Cluster(initialize_head=True,
-                      head_node_args={"num_cpus": 0, "include_dashboard": False})
+    cluster = retry_start(lambda: Cluster(
+        initialize_head=True, head_node_args={"num_cpus": 0, "include_dashboard": False}))
     for name in ("node_a", "node_b"):
         cache = base / name
-        cluster.add_node(num_cpus=1, env_vars={
-            "REBENCH_CACHE": str(cache), "REBENCH_CALIBRATION": str(cache / "cal.json"),
-            "OMP_NUM_THREADS": "1"})
+        env = {"REBENCH_CACHE": str(cache), "REBENCH_CALIBRATION": str(cache / "cal.json"),
+               "OMP_NUM_THREADS": "1"}
+        retry_start(lambda env=env: cluster.add_node(num_cpus=1, env_vars=env))
     cluster.wait_for_nodes()
     ray.init(address=cluster.address, log_to_driver=False)
     return cluster
