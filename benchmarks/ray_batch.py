@@ -21,8 +21,8 @@ import os
 import statistics
 import sys
 import tempfile
-from datetime import UTC, datetime
 from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TypeVar
 
