@@ -213,3 +213,24 @@ def test_resume_needs_ray() -> None:
 
     result = CliRunner().invoke(main, ["batch", "--resume", "batch-x"])
     assert result.exit_code == 2 and "needs --ray" in result.output
+
+
+def test_live_view_counts_states_per_node() -> None:
+    from rich.console import Console
+
+    from rebench.scale.store import AttemptRow
+    from rebench.scale.view import render, summary
+
+    rows = [AttemptRow(0, "a", AttemptState.RUNNING, 1, "10.0.0.1", "n1" * 28),
+            AttemptRow(1, "b", AttemptState.FINISHED, 2, "10.0.0.1", "n1" * 28,
+                       run_id="run-b", final_normalized=0.5, history=("try 1 lost",)),
+            AttemptRow(2, "c")]
+    console = Console(record=True, width=150)
+    console.print(render("batch-x", rows))
+    console.print(summary(rows))
+    text = console.export_text()
+    assert "batch-x: 1/3 attempts done" in text and "(not started)" in text
+    node_line = next(line for line in text.splitlines() if "10.0.0.1" in line)
+    cells = [c.strip() for c in node_line.split("│")][2:8]
+    assert cells == ["", "1", "", "1", "", "1"]  # queued running lost finished failed retried
+    assert "run-b" in text and "0.500" in text
