@@ -165,20 +165,36 @@ def verify(run_ref: str) -> None:
 
 
 @click.command()
-@click.argument("spec_file", type=click.Path(path_type=Path))
+@click.argument("spec_file", type=click.Path(path_type=Path), required=False)
 @click.option("--isolation", type=click.Choice(["auto", "bwrap", "local"]), default="auto",
               show_default=True)
-def batch(spec_file: Path, isolation: str) -> None:
+@click.option("--ray", "ray_address", default=None, metavar="ADDRESS",
+              help="run on a Ray cluster: auto, host:port, ray://host:port, or local "
+                   "(docs/scale-out.md)")
+@click.option("--resume", "resume_id", default=None, metavar="BATCH_ID",
+              help="pick up a Ray batch after a driver restart (with --ray)")
+def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
+          resume_id: str | None) -> None:
     """Run the attempts of a batch file (environments x agents x seeds x budgets), a few at
-    a time, each GPU held by one attempt at a time; every run lands in the index."""
+    a time, each GPU held by one attempt at a time; every run lands in the index. With
+    --ray, every attempt is a task on a Ray cluster and its run folder comes back here."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from rebench.cli_common import console, out, resolve_isolation
-    from rebench.core.errors import RunError
+    from rebench.core.errors import RebenchError, RunError
     from rebench.core.paths import runs_root
     from rebench.harness.batch import BatchOutcome, load_batch_spec, run_batch
     from rebench.harness.index import ensure_runs_root
 
+    if ray_address is not None:
+        from rebench.scale.cli import ray_batch_cli
+
+        if isolation == "local":
+            resolve_isolation("local")  # the warning; each node resolves its own sandbox
+        ray_batch_cli(spec_file, isolation, ray_address, resume_id, console, out)
+        return
+    if resume_id is not None or spec_file is None:
+        raise RebenchError("give a batch file; --resume BATCH_ID needs --ray")
     spec = load_batch_spec(spec_file)
     _require_batch_prepared(spec.jobs)
     iso = resolve_isolation(isolation)

@@ -7,6 +7,10 @@
     budgets: [10m, 1h]                # default: each profile's own budget
     concurrency: 2                    # attempts at a time, default 1
     gpus: auto                        # auto (all visible), none, or a list of device ids
+    # Only with `--ray` (scale-out on a cluster; docs/scale-out.md):
+    gpu_type: H200                    # GPU attempts ask for the `gpu_type:H200` resource
+    cpus: 1                           # CPUs each attempt asks for, default 1
+    retries: 2                        # resubmissions of an attempt lost with its node
 
 Every attempt is created (and indexed) up front, so a bad environment, profile, agent or
 budget fails the whole batch before anything runs; each then runs in its own harness process
@@ -37,7 +41,7 @@ from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
 
 _KEYS = {"environments", "agents", "profiles", "profile", "seeds", "budgets", "concurrency",
-         "gpus"}
+         "gpus", "gpu_type", "cpus", "retries"}
 
 
 class BatchSpecError(RebenchError):
@@ -54,9 +58,19 @@ class BatchJob:
     seed: int
     budget_s: float | None
     gpus: int = 0
+    memory_gb: float = 4.0
 
     def label(self) -> str:
         return f"{self.env_id}/{self.profile} {self.agent} seed={self.seed}"
+
+
+@dataclass(frozen=True)
+class ClusterSettings:
+    """The batch file's settings for a run on a Ray cluster (`--ray`)."""
+
+    gpu_type: str | None = None
+    cpus: float = 1.0
+    retries: int = 2
 
 
 @dataclass(frozen=True)
@@ -66,6 +80,7 @@ class BatchSpec:
     jobs: tuple[BatchJob, ...]
     concurrency: int = 1
     gpu_ids: tuple[int, ...] = ()
+    cluster: ClusterSettings = ClusterSettings()
 
 
 @dataclass
@@ -124,8 +139,24 @@ def _check_agent(agent: str) -> None:
     make_agent(agent)  # raises a RebenchError for unknown agents or bad replay files
 
 
-def parse_batch_spec(data: Any, source: str = "batch file") -> BatchSpec:
-    """Check a parsed batch file; BatchSpecError (or another RebenchError) on bad input."""
+def _cluster_settings(data: Mapping[str, Any], source: str) -> ClusterSettings:
+    gpu_type = data.get("gpu_type")
+    if gpu_type is not None and (not isinstance(gpu_type, str) or not gpu_type.strip()
+                                 or any(c in gpu_type for c in " ,:{}")):
+        raise BatchSpecError(f"{source}: gpu_type must be a name such as H200")
+    cpus = data.get("cpus", 1)
+    if isinstance(cpus, bool) or not isinstance(cpus, int | float) or not 0 < cpus < 1e4:
+        raise BatchSpecError(f"{source}: cpus must be a positive number")
+    retries = data.get("retries", 2)
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
+        raise BatchSpecError(f"{source}: retries must be an integer from 0 to 100")
+    return ClusterSettings(gpu_type, float(cpus), retries)
+
+
+def parse_batch_spec(data: Any, source: str = "batch file", *,
+                     cluster: bool = False) -> BatchSpec:
+    """Check a parsed batch file; BatchSpecError (or another RebenchError) on bad input.
+    With `cluster` (a Ray batch) GPUs are the cluster's, not this machine's."""
     if not isinstance(data, dict):
         raise BatchSpecError(f"{source}: expected a mapping of settings")
     unknown = set(data) - _KEYS
@@ -140,20 +171,23 @@ def parse_batch_spec(data: Any, source: str = "batch file") -> BatchSpec:
     concurrency = data.get("concurrency", 1)
     if not isinstance(concurrency, int) or isinstance(concurrency, bool) or concurrency < 1:
         raise BatchSpecError(f"{source}: concurrency must be a positive integer")
-    gpu_ids = _gpu_ids(data.get("gpus", "auto"))
+    gpu_ids = () if cluster else _gpu_ids(data.get("gpus", "auto"))
+    settings = _cluster_settings(data, source)
     budgets = _budgets(data)
     for agent in agents:
         _check_agent(agent)
     jobs = []
     for env_id, profile in itertools.product(envs, profiles):
-        needs = load_spec(env_id).profile(profile).gpus  # raises for unknown env / profile
-        if needs > len(gpu_ids):
+        prof = load_spec(env_id).profile(profile)  # raises for unknown env / profile
+        needs = prof.gpus
+        if not cluster and needs > len(gpu_ids):
             raise BatchSpecError(
                 f"{env_id}/{profile} needs {needs} GPU(s), the batch has {len(gpu_ids)}"
             )
         for agent, seed, budget in itertools.product(agents, seeds, budgets):
-            jobs.append(BatchJob(env_id, profile, agent, int(seed), budget, needs))
-    return BatchSpec(tuple(jobs), concurrency, gpu_ids)
+            jobs.append(BatchJob(env_id, profile, agent, int(seed), budget, needs,
+                                 prof.memory_gb))
+    return BatchSpec(tuple(jobs), concurrency, gpu_ids, settings)
 
 
 def yaml_problem(exc: yaml.YAMLError) -> str:
@@ -165,7 +199,7 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{where}{problem}" + (f" ({context})" if context else "")
 
 
-def load_batch_spec(path: Path) -> BatchSpec:
+def load_batch_spec(path: Path, *, cluster: bool = False) -> BatchSpec:
     """Read and check a batch YAML file."""
     try:
         data = yaml.safe_load(path.read_text())
@@ -173,7 +207,7 @@ def load_batch_spec(path: Path) -> BatchSpec:
         raise BatchSpecError(f"cannot read {path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise BatchSpecError(f"{path} is not valid YAML: {yaml_problem(exc)}") from None
-    return parse_batch_spec(data, str(path))
+    return parse_batch_spec(data, str(path), cluster=cluster)
 
 
 class GpuPool:
