@@ -186,12 +186,14 @@ def show(run_ref: str, as_json: bool) -> None:
     """Show one run (id or directory) with its score log."""
     from rebench.cli import out
     from rebench.harness.run import open_run
+    from rebench.integrity.cli import show_json, show_section
 
     the_run = open_run(run_ref)
     if as_json:
         click.echo(json.dumps({
             "run": the_run.record.to_json(),
             "score_log": [e.to_json() for e in the_run.entries()],
+            "integrity": show_json(the_run.run_dir),
         }, default=str))
         return
     record = the_run.record
@@ -203,6 +205,7 @@ def show(run_ref: str, as_json: bool) -> None:
     table.add_row("score", fmt_number(record.final_normalized))
     out.print(table)
     _print_log(the_run.run_dir)
+    show_section(the_run.run_dir, out)
 
 
 def _print_log(run_dir: object) -> None:

@@ -52,18 +52,26 @@ def _budgets(text: str | None) -> tuple[float, ...]:
 @click.option("--title", default="", help="A line under the page title, e.g. what the data is.")
 @click.option("--json", "as_json", is_flag=True,
               help="Print the computed tables as one JSON object (no HTML, no table).")
+@click.option("--exclude-flagged", "exclude_flagged", is_flag=False, flag_value="high",
+              default=None, type=click.Choice(["low", "medium", "high"]),
+              help="Leave out runs with integrity flags of this severity or worse "
+              "(alone: high); see `rebench integrity`.")
 def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None, out: Path,
            focus: str | None, budgets: str | None, n_boot: int, seed: int, title: str,
-           as_json: bool) -> None:
+           as_json: bool, exclude_flagged: str | None) -> None:
     """Score@k over time budgets, per-environment scores, trajectories and human baselines."""
+    from rebench.integrity.runs import report_integrity
+
     try:
         table = _load(runs_root, runs_db, csv_file)
+        table, integrity = report_integrity(table, runs_root, runs_db, csv_file is not None,
+                                            exclude_flagged)
         settings = ReportSettings(_budgets(budgets), parse_duration(focus) if focus else None,
                                   n_boot, seed, title)
         result = build_report(table, settings)
     except RebenchError as exc:
         raise click.ClickException(str(exc)) from None
-    data = report_json(result)
+    data = {**report_json(result), "integrity": integrity.to_json()}
     if as_json:
         click.echo(json.dumps(data, indent=1, allow_nan=False))
         return
@@ -73,10 +81,10 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None, 
     out.mkdir(parents=True, exist_ok=True)
     (out / "report.json").write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
     write_csv(table, out / "events.csv")
-    _write_html(result, out / "report.html")
+    _write_html(result, out / "report.html", integrity.html())
 
 
-def _write_html(result: Report, path: Path) -> None:
+def _write_html(result: Report, path: Path, integrity: str = "") -> None:
     from rebench.analysis.html import render_html
     from rebench.analysis.plots import PlottingUnavailable, all_figures
 
@@ -85,5 +93,5 @@ def _write_html(result: Report, path: Path) -> None:
     except PlottingUnavailable as exc:
         click.echo(f"warning: {exc}; the page has no figures", err=True)
         figures = {}
-    path.write_text(render_html(result, figures))
+    path.write_text(render_html(result, figures, integrity))
     click.echo(f"wrote {path}")

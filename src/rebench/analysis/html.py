@@ -177,8 +177,8 @@ each environment, allocation held fixed; seeded, so the page is reproducible.</l
 events, averaged over runs.</li></ul>"""
 
 
-def render_html(report: Report, figures: dict[str, Any]) -> str:
-    """The whole page."""
+def render_html(report: Report, figures: dict[str, Any], integrity: str = "") -> str:
+    """The whole page; `integrity` is the runs' integrity section (HTML), if any."""
     table = report.table
     focus = format_duration(report.focus_budget_s)
     no_plot = ("no runs" if not table.runs else "no data" if figures
@@ -208,6 +208,7 @@ final score, as in external data, have no trajectory).</p>
 {_figure(figures.get("trajectories"), "score over time",
          "no run has intermediate scores" if figures and table.runs else no_plot)}
 {humans_section(report.humans)}
+{integrity}
 {METHOD}
 </main></body></html>
 """

@@ -19,6 +19,7 @@ from rebench.core.instructions import render_instructions
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
+from rebench.integrity.processes import live_processes
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
 
@@ -88,9 +89,11 @@ class Session:
     def score(self) -> dict[str, Any]:
         """An official score; returns only what the agent may see."""
         self._check_time("score")
+        alive = live_processes(self.sandbox)  # for the integrity report: what still runs
         entry = self.run.score("agent")
         self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
-                         normalized=entry.normalized, message=entry.message, fsync=True)
+                         normalized=entry.normalized, message=entry.message,
+                         live_processes=alive, fsync=True)
         return agent_view(entry, self.run.spec.score_visible_to_agent)
 
     def time_left(self) -> float:
