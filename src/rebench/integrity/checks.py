@@ -138,7 +138,8 @@ def _snapshot_texts(data: RunData, snapshot: str) -> dict[str, bytes]:
 
 
 def changed_lines(before: dict[str, bytes], after: dict[str, bytes]) -> int | None:
-    """Lines added or removed between two snapshots; None when a binary file changed."""
+    """Lines changed between two snapshots (per file, the larger of lines added and lines
+    removed); None when a binary file changed."""
     total = 0
     for rel in sorted(set(before) | set(after)):
         old, new = before.get(rel, b""), after.get(rel, b"")
@@ -147,9 +148,10 @@ def changed_lines(before: dict[str, bytes], after: dict[str, bytes]) -> int | No
         old_text, new_text = decode_text(old), decode_text(new)
         if old_text is None or new_text is None:
             return None
-        total += sum(1 for line in difflib.unified_diff(
+        diff = [line[:1] for line in difflib.unified_diff(
             old_text.splitlines(), new_text.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---")))
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+        total += max(diff.count("+"), diff.count("-"))  # an edited line is one change
     return total
 
 
