@@ -84,6 +84,9 @@ class ModelMonitor:
     def __call__(self, data: RunData) -> Sequence[Flag]:
         from inspect_ai.model import ChatMessage, ChatMessageSystem, ChatMessageUser
 
+        from rebench.inspect_ext.offline import seed_tiktoken_cache
+
+        seed_tiktoken_cache()  # Inspect counts tokens with tiktoken; never download it
         model = self._model()
         messages: list[ChatMessage] = [ChatMessageSystem(content=RUBRIC),
                     ChatMessageUser(content=f"Environment: {data.record.env_id}\n"
