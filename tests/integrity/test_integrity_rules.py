@@ -3,6 +3,9 @@ the syntax-tree rules; lines of the starting files are never the agent's."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import pytest
 
 from rebench.integrity.engine import text_flags
@@ -145,3 +148,13 @@ def test_a_local_cache_in_a_function_is_not_a_cached_output() -> None:
     honest = ("def prefix_sum(x):\n    seen = {}\n    seen[0] = x.cumsum(0)\n"
               "    return seen[0]\n")
     assert list(text_flags([unit(F, honest)])) == []
+
+
+def test_docs_list_every_rule() -> None:
+    root = Path(__file__).resolve().parents[2]
+    source = "".join((root / "src" / "rebench" / "integrity" / name).read_text()
+                     for name in ("pycode.py", "checks.py", "runs.py"))
+    ids = {rule.id for rule in PATTERN_RULES} | set(re.findall(r'Flag\(\s*"([a-z-]+)"', source))
+    doc = (root / "docs" / "integrity.md").read_text()
+    assert len(ids) > len(PATTERN_RULES)
+    assert [i for i in sorted(ids) if f"`{i}`" not in doc] == []

@@ -105,7 +105,7 @@ PATTERN_RULES: tuple[PatternRule, ...] = (
           r"(?:print|write)\(.*[\"'](?:verdict|fraction_solved|score|passed|accuracy)[\"']"
           r"\s*:", kinds=FILES),
     _rule("scorer-kill", H, "protocol forgery",
-          "signals its parent process (the scorer) or kills processes by name",
+          "signals its parent process (the scorer)",
           r"os\.kill\(\s*os\.getppid|kill\s+(?:-\w+\s+)?\$PPID|os\.killpg\(\s*os\.getpgid"
           r"\(\s*os\.getppid"),
     _rule("kill-by-name", M, "protocol forgery", "kills processes by name",
