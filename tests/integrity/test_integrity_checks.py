@@ -125,3 +125,24 @@ def test_snapshot_flags_carry_file_line_and_snapshot(tmp_path: Path,
                 and f.evidence.snapshot)
     assert (flag.evidence.file, flag.evidence.line) == ("solution.py", 5)
     assert (run.run_dir / flag.evidence.snapshot / "solution.py").is_file()
+
+
+def test_a_jump_from_retrained_weights_is_not_flagged(tmp_path: Path,
+                                                      stand_in_scorer: None) -> None:
+    """A tiny text diff is not the point when a binary file changed: new weights explain
+    any jump (fix_embedding snapshots only its weights file)."""
+    def weights(raw: str) -> bytes:
+        return b"\x00" * 64 + f"# raw={raw}\n".encode()
+
+    run = replay_run("fix_embedding", [write("fixed_model.pth", weights("1.9")), SCORE,
+                                       write("fixed_model.pth", weights("0.7")), SCORE],
+                     tmp_path)
+    report = check_run(run.run_dir)
+    assert "score-jump" not in {f.rule for f in report.flags}
+    assert max(e.normalized for e in _entries(run.run_dir) if e.valid) > 0.9
+
+
+def _entries(run_dir: Path) -> list:  # type: ignore[type-arg]
+    from rebench.harness.score_log import read_log
+
+    return read_log(run_dir / "protected" / "score_log.jsonl")
