@@ -170,7 +170,7 @@ PATTERN_RULES: tuple[PatternRule, ...] = (
           "text addressed to a grader or model judge",
           r"(?i)ignore (?:all |any )?(?:the )?(?:previous|prior|above|earlier) instructions"
           r"|\bas the (?:judge|grader|evaluator)\b|(?:dear|attention|note to the) "
-          r"(?:judge|grader|evaluator|reviewer)|you are (?:now )?(?:the|a) (?:judge|grader)"
+          r"(?:judge|grader|evaluator)|you are (?:now )?(?:the|a) (?:judge|grader)"
           r"|(?:award|give) (?:this|me|it) (?:a )?(?:full|perfect|maximum|max) score"
           r"|\bmark (?:this|it) as (?:correct|passed)", kinds=ALL_WRITTEN),
     # --- raw memory
