@@ -90,6 +90,8 @@ def test_a_process_alive_at_scoring_is_recorded_and_flagged(tmp_path: Path,
     assert "sleep 60" in alive.evidence.excerpt and alive.evidence.event is not None
     shell = next(f for f in report.flags if f.rule == "background-shell")
     assert shell.evidence.command == "setsid sleep 60 > /dev/null 2>&1 &"
+    outlived = [f for f in report.flags if f.rule == "outlived-command"]
+    assert len(outlived) == 1 and outlived[0].evidence.command == shell.evidence.command
 
 
 def test_a_rewritten_score_log_is_high(tmp_path: Path, stand_in_scorer: None) -> None:

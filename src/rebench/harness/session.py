@@ -58,9 +58,10 @@ class Session:
         self._check_time("exec")
         limit = max(0.1, min(timeout, self.time_left()))
         result = self.sandbox.exec(cmd, timeout=limit)
+        alive = live_processes(self.sandbox)  # for the integrity report: what outlived it
         self.events.emit("exec", cmd=cmd, timeout=round(limit, 3), returncode=result.returncode,
                          timed_out=result.timed_out, duration_s=round(result.duration_s, 3),
-                         stdout=result.stdout, stderr=result.stderr)
+                         stdout=result.stdout, stderr=result.stderr, live_after=alive)
         return result
 
     def read_file(self, path: str) -> bytes:
