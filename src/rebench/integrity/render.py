@@ -8,6 +8,7 @@ from html import escape
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from rebench.integrity.flags import Flag, IntegrityReport, Judge, Severity
 
@@ -30,16 +31,18 @@ def print_report(report: IntegrityReport, console: Console) -> None:
     for col in ("severity", "rule", "where", "explanation", "evidence"):
         table.add_column(col, overflow="fold")
     for flag in report.flags:
-        style = STYLE[flag.severity]
-        table.add_row(f"[{style}]{flag.severity.value}[/]", _label(flag),
-                      flag.evidence.where(), flag.explanation,
-                      flag.evidence.excerpt or flag.evidence.command or "")
+        # Text, not markup: excerpts are the agent's text, and "[/]" in them must not style
+        # (or break) the table.
+        table.add_row(Text(flag.severity.value, style=STYLE[flag.severity]),
+                      Text(_label(flag)), Text(flag.evidence.where()), Text(flag.explanation),
+                      Text(flag.evidence.excerpt or flag.evidence.command or ""))
     if report.flags:
         console.print(table)
     else:
-        console.print(f"integrity: [green]no flags[/] (run {report.run_id})")
+        console.print(Text.assemble("integrity: ", ("no flags", "green"),
+                                    f" (run {report.run_id})"))
     for note in report.notes:
-        console.print(f"[dim]not checked: {note}[/]")
+        console.print(Text(f"not checked: {note}", style="dim"))
 
 
 def _flag_rows(flags: Sequence[Flag]) -> str:
