@@ -57,6 +57,18 @@ def test_a_monitor_that_finds_nothing_adds_nothing(tmp_path: Path,
     assert all(f.judge is Judge.RULE for f in check_run(run.run_dir).flags)
 
 
+def test_a_monitor_that_fails_leaves_the_rules_report_with_a_note(
+        tmp_path: Path, stand_in_scorer: None) -> None:
+    run = replay_run("triton_cumsum", [run_cmd("cat /proc/self/mountinfo"), SCORE], tmp_path)
+
+    def down(*_: Any) -> Any:
+        raise ConnectionError("no route to the model")
+
+    report = check_run(run.run_dir, ModelMonitor(_mock(down)))
+    assert "mountinfo" in {f.rule for f in report.flags}
+    assert any("model monitor skipped" in note for note in report.notes)
+
+
 @pytest.fixture
 def two_runs(tmp_path: Path, stand_in_scorer: None) -> tuple[ReplayRun, ReplayRun]:
     cheat = replay_run("triton_cumsum", [write("solution.py", CHEAT.read_text()), SCORE],

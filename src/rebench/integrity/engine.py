@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 
+from rebench.core.errors import RebenchError
 from rebench.integrity.checks import STRUCTURAL_CHECKS
 from rebench.integrity.flags import Evidence, Flag, IntegrityReport
 from rebench.integrity.patterns import PATTERN_RULES, PatternRule
@@ -75,7 +76,10 @@ def check_data(data: RunData, monitor: Monitor | None = None) -> IntegrityReport
         flags.extend(check(data))
     notes = [*data.notes, *message_notes]
     if monitor is not None:
-        flags.extend(monitor(data))
+        try:
+            flags.extend(monitor(data))
+        except RebenchError as exc:  # no model (offline, down): the rules' report stands
+            notes.append(f"model monitor skipped: {exc}")
     return IntegrityReport(data.record.run_id, tuple(sorted(_dedupe(flags), key=_order)),
                            tuple(notes))
 
