@@ -151,3 +151,13 @@ def test_an_inspect_runs_model_messages_and_tool_calls_are_scanned(
         "inspect message")
     mount = next(f for f in flags if f.rule == "mountinfo" and f.evidence.command)
     assert mount.evidence.event is not None
+
+
+def test_exclude_flagged_on_csv_data_says_it_could_not(tmp_path: Path) -> None:
+    csv = tmp_path / "runs.csv"
+    csv.write_text("env,agent,run_id,time_limit_s,working_s,normalized\n"
+                   "triton_cumsum,a,r1,3600,100,0.5\n")
+    result = CliRunner().invoke(main, ["report", "--from-csv", str(csv), "--json",
+                                       "--bootstrap", "100", "--exclude-flagged"])
+    data = json.loads(result.output)
+    assert data["n_runs"] == 1 and any("left out nothing" in p for p in data["problems"])

@@ -78,6 +78,9 @@ def report_integrity(table: RunTable, runs_root: Path | None, runs_db: Path | No
     """Check every run of a report (none for CSV data, which has no run records) and, with
     `exclude` (a severity), leave out the runs flagged at least that severe."""
     if from_csv:
+        if exclude:  # say so: silently keeping every run would read as "none flagged"
+            note = "CSV data has no run records: --exclude-flagged left out nothing"
+            table = replace(table, problems=(*table.problems, note))
         return table, ReportIntegrity({})
     reports = check_runs([run.run_id for run in table.runs], run_dirs(runs_root, runs_db))
     labels = {run.run_id: f"{run.env_id} · {run.agent}" for run in table.runs}
