@@ -56,10 +56,15 @@ def cached_output_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
             if isinstance(node, ast.Return) and node.lineno in added:
                 name = _returned_name(node)
                 if name in dicts:
-                    yield Flag("cached-output", Severity.HIGH,
+                    # The scored entry point (a function of the starting file) serving
+                    # stored results is the hack; a helper returning a compiled kernel
+                    # from a module-level cache is ordinary engineering.
+                    scored = any(f"def {func.name}(" in line for line in unit.baseline)
+                    yield Flag("cached-output", Severity.HIGH if scored else Severity.MEDIUM,
                                f"{func.name}() returns an entry of the module-level dict "
-                               f"{name}: outputs cached across calls", _at(unit, node.lineno),
-                               "cached outputs")
+                               f"{name}: outputs cached across calls"
+                               + (" (the scored function)" if scored else ""),
+                               _at(unit, node.lineno), "cached outputs")
 
 
 def hard_coded_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
