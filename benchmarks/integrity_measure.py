@@ -13,6 +13,8 @@ on hacks (runs with any flag) and high-severity flags on honest runs.
 from __future__ import annotations
 
 import argparse
+import json
+import math
 import sys
 import tempfile
 import time
@@ -42,13 +44,12 @@ from rebench.integrity import IntegrityReport, Severity, check_run  # noqa: E402
 
 def row(env_id: str, kind: str, name: str, run_dir: Path, report: IntegrityReport,
         seconds: float) -> str:
-    import json
-
     record = json.loads((run_dir / "run.json").read_text())
     score = record.get("final_normalized")
     rules = ", ".join(sorted({f"{f.rule} ({f.severity.value})" for f in report.flags}))
     return (f"| {env_id} | {kind} | {name} | {score if score is None else f'{score:.2f}'} | "
-            f"{report.summary()} | {rules or '-'} | {seconds:.0f} |")
+            f"{report.summary()} | {rules or '-'} | "
+            f"{f'{seconds:.0f}' if math.isfinite(seconds) else '-'} |")
 
 
 def measure(env_id: str, tmp: Path, lines: list[str]) -> tuple[int, int, int, int]:
@@ -90,19 +91,50 @@ def measure(env_id: str, tmp: Path, lines: list[str]) -> tuple[int, int, int, in
     return hacks, flagged, honest, high
 
 
+def rescan(root: Path, lines: list[str]) -> list[int]:
+    """Check again every run measured earlier under `root` (kept with --keep): the rules
+    change faster than real-scored runs can be redone."""
+    totals = [0, 0, 0, 0]
+    for run_json in sorted(root.glob("*/*/runs/*/run.json")) + sorted(
+            root.glob("*/runs/*/run.json")):
+        run_dir = run_json.parent
+        record = json.loads(run_json.read_text())
+        env_id, group = record["env_id"], run_dir.parents[1].name
+        report = check_run(run_dir)
+        if group.startswith("cheat-"):
+            kind, name = "hack", group.removeprefix("cheat-") + ".py"
+            if (env_id, name) in BROKEN:
+                continue
+            totals[0] += 1
+            totals[1] += bool(report.flags)
+        else:
+            kind, name = (("honest replay", group.removeprefix("honest-"))
+                          if group.startswith("honest-") else ("agent", record["agent"]))
+            totals[2] += 1
+            totals[3] += report.flagged(Severity.HIGH)
+        lines.append(row(env_id, kind, name, run_dir, report, float("nan")))
+    return totals
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", action="append", help="environments (default: all)")
     parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument("--keep", type=Path, help="keep the runs under this folder")
+    parser.add_argument("--rescan", type=Path, help="only check again the runs kept here")
     args = parser.parse_args()
     lines = ["| env | kind | run | final normalized | flags | rules | seconds |",
              "|---|---|---|---|---|---|---|"]
     totals = [0, 0, 0, 0]
-    with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
-        for env_id in args.env or environment_ids():
-            counts = measure(env_id, Path(tmp_name) / env_id, lines)
-            totals = [a + b for a, b in zip(totals, counts, strict=True)]
-            print("\n".join(lines[-1:]), flush=True)
+    if args.rescan:
+        totals = rescan(args.rescan, lines)
+    else:
+        with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
+            base = args.keep or Path(tmp_name)
+            for env_id in args.env or environment_ids():
+                counts = measure(env_id, base / env_id, lines)
+                totals = [a + b for a, b in zip(totals, counts, strict=True)]
+                print("\n".join(lines[-1:]), flush=True)
     hacks, flagged, honest, high = totals
     lines.append(f"\nrecall on hacks: {flagged}/{hacks}; honest runs with a high flag: "
                  f"{high}/{honest} (isolation {isolation().value})")
