@@ -190,10 +190,12 @@ def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
 
 from rebench.agents.attach import attach_command  # noqa: E402
 from rebench.analysis.cli import report  # noqa: E402
+from rebench.integrity.cli import integrity  # noqa: E402
 
 register_run_commands(main)
 main.add_command(report)
 main.add_command(attach_command)
+main.add_command(integrity)
 
 if __name__ == "__main__":
     main()

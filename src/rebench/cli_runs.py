@@ -360,6 +360,7 @@ def show(run_ref: str, as_json: bool) -> None:
     from rebench.cli_common import out
     from rebench.harness.records import load_mark
     from rebench.harness.run import open_run
+    from rebench.integrity.cli import show_json, show_section
 
     the_run = open_run(run_ref)
     operator_mark = load_mark(the_run.run_dir)
@@ -368,6 +369,7 @@ def show(run_ref: str, as_json: bool) -> None:
             "run": the_run.record.to_json(),
             "mark": operator_mark.to_json() if operator_mark else None,
             "score_log": [e.to_json() for e in the_run.entries()],
+            "integrity": show_json(the_run.run_dir),
         }, default=str))
         return
     record = the_run.record
@@ -382,6 +384,7 @@ def show(run_ref: str, as_json: bool) -> None:
     table.add_row("score", fmt_number(record.final_normalized))
     out.print(table)
     _print_log(the_run.run_dir)
+    show_section(the_run.run_dir, out)
 
 
 def _print_log(run_dir: object) -> None:

@@ -61,24 +61,33 @@ def _budgets(text: str | None) -> tuple[float, ...]:
 @click.option("--json", "as_json", is_flag=True,
               help="Print the computed tables as one JSON object (no table; files only if "
               "--out is given too).")
+@click.option("--exclude-flagged", "exclude_flagged", is_flag=False, flag_value="high",
+              default=None, type=click.Choice(["low", "medium", "high"]),
+              help="Leave out runs with integrity flags of this severity or worse "
+              "(alone: high); see `rebench integrity`.")
 def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
            out: Path | None, focus: str | None, budgets: str | None, n_boot: int, seed: int,
-           title: str, include: tuple[str, ...], as_json: bool) -> None:
+           title: str, include: tuple[str, ...], as_json: bool,
+           exclude_flagged: str | None) -> None:
     """Score@k over time budgets, per-environment scores, trajectories and human baselines.
 
     Runs that were interrupted, crashed, ended early (human) or marked practice or aborted
     (`rebench mark`) are left out and listed; --include counts them. Exit status 2 on an
     error (unreadable input, an --out folder that cannot be written)."""
+    from rebench.integrity.runs import report_integrity
+
     try:
         table = _load(runs_root, runs_db, csv_file,
                       frozenset(LeftOut(c) for c in include))
+        table, integrity = report_integrity(table, runs_root, runs_db, csv_file is not None,
+                                            exclude_flagged)
         settings = ReportSettings(_budgets(budgets), parse_duration(focus) if focus else None,
                                   n_boot, seed, title)
         result = build_report(table, settings)
         folder = None if as_json and out is None else _writable(out or Path("report"))
     except RebenchError as exc:
         raise ReportError(str(exc)) from None
-    data = report_json(result)
+    data = {**report_json(result), "integrity": integrity.to_json()}
     if as_json:
         click.echo(json.dumps(data, indent=1, allow_nan=False))
     else:
@@ -90,7 +99,7 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
             (folder / "report.json").write_text(json.dumps(data, indent=1, allow_nan=False)
                                                 + "\n")
             write_csv(table, folder / "events.csv")
-            _write_html(result, folder / "report.html", quiet=as_json)
+            _write_html(result, folder / "report.html", integrity.html(), quiet=as_json)
         except OSError as exc:
             raise ReportError(f"cannot write the report into {folder}: "
                               f"{exc.strerror or exc}") from None
@@ -120,7 +129,8 @@ def _writable(folder: Path) -> Path:
     return folder
 
 
-def _write_html(result: Report, path: Path, quiet: bool = False) -> None:
+def _write_html(result: Report, path: Path, integrity: str = "", quiet: bool = False
+                ) -> None:
     from rebench.analysis.html import render_html
     from rebench.analysis.plots import PlottingUnavailable, all_figures
 
@@ -129,7 +139,7 @@ def _write_html(result: Report, path: Path, quiet: bool = False) -> None:
     except PlottingUnavailable as exc:
         click.echo(f"warning: {exc}; the page has no figures", err=True)
         figures = {}
-    path.write_text(render_html(result, figures))
+    path.write_text(render_html(result, figures, integrity))
     if not quiet:  # with --json, stdout is the JSON object alone
         click.echo(f"wrote {path}")
     else:

@@ -210,8 +210,8 @@ each environment, allocation held fixed; seeded, so the page is reproducible.</l
 events, averaged over runs.</li></ul>"""
 
 
-def render_html(report: Report, figures: dict[str, Any]) -> str:
-    """The whole page."""
+def render_html(report: Report, figures: dict[str, Any], integrity: str = "") -> str:
+    """The whole page; `integrity` is the runs' integrity section (HTML), if any."""
     table = report.table
     focus = format_duration(report.focus_budget_s)
     no_plot = ("no runs" if not table.runs else "no data" if figures
@@ -252,6 +252,7 @@ on an environment, the environment's own best allocation is shown ("own", hatche
 <p class=note>Mean score so far across runs of each agent and time limit.</p>
 {_trajectory_block(report, figures, no_plot)}
 {humans_section(report.humans)}
+{integrity}
 {METHOD}
 </main></body></html>
 """

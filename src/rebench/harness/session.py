@@ -22,6 +22,7 @@ from rebench.core.service import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
+from rebench.integrity.processes import live_processes
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
 from rebench.scoring.context import profile_limits
@@ -66,9 +67,10 @@ class Session:
         self._check_time("exec")
         limit = max(0.1, min(timeout, self.time_left()))
         result = self.sandbox.exec(cmd, timeout=limit)
+        alive = live_processes(self.sandbox)  # for the integrity report: what outlived it
         self.events.emit("exec", cmd=cmd, timeout=round(limit, 3), returncode=result.returncode,
                          timed_out=result.timed_out, duration_s=round(result.duration_s, 3),
-                         stdout=result.stdout, stderr=result.stderr)
+                         stdout=result.stdout, stderr=result.stderr, live_after=alive)
         return result
 
     def read_file(self, path: str) -> bytes:
@@ -98,6 +100,7 @@ class Session:
         """An official score; returns only what the agent may see. A harness failure while
         scoring is logged as such and shown as an error, never as the agent's NaN."""
         self._check_time("score")
+        alive = live_processes(self.sandbox)  # for the integrity report: what still runs
         try:
             entry = self.run.score("agent")
         except ScoringHarnessError as exc:
@@ -107,7 +110,8 @@ class Session:
                 "error": "the harness failed while scoring (not your solution's fault; "
                          "nothing was logged): " + str(exc).splitlines()[0][:300]}}
         self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
-                         normalized=entry.normalized, message=entry.message, fsync=True)
+                         normalized=entry.normalized, message=entry.message,
+                         live_processes=alive, fsync=True)
         return agent_view(entry, self.run.spec.score_visible_to_agent)
 
     def call_service(self, name: str, request: dict[str, Any]) -> dict[str, Any]:
