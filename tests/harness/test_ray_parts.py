@@ -234,3 +234,20 @@ def test_live_view_counts_states_per_node() -> None:
     cells = [c.strip() for c in node_line.split("│")][2:8]
     assert cells == ["", "1", "", "1", "", "1"]  # queued running lost finished failed retried
     assert "run-b" in text and "0.500" in text
+
+
+def test_nodes_key_the_log_with_the_drivers_key(tmp_path: Path) -> None:
+    """A run scored on a node must verify on the driver: the node's harness gets the
+    driver's key (0600, beside the staged run, never inside its workspace)."""
+    import os
+    import stat
+
+    from rebench.harness.score_log import master_key
+    from rebench.scale.node import driver_key_env
+
+    key = master_key()
+    env = driver_key_env(key.hex(), tmp_path)
+    path = Path(env["REBENCH_KEY_FILE"])
+    assert path.read_bytes() == key
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    assert driver_key_env("", tmp_path) == {}

@@ -41,6 +41,9 @@ class AttemptSpec:
     isolation: str
     calibration: str = "{}"
     workspace_cap_bytes: int = DEFAULT_WORKSPACE_CAP_BYTES
+    # The driver's score-log master key (hex): the node keys the run's log with it, so the
+    # run verifies on the driver (nodes are the operator's own machines; no sandbox sees it).
+    score_log_key: str = ""
 
     def to_json(self) -> str:
         return json.dumps(asdict(self))

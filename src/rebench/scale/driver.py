@@ -23,6 +23,7 @@ from rebench.harness import index
 from rebench.harness.events import read_events
 from rebench.harness.records import RunStatus
 from rebench.harness.resume import verify_run
+from rebench.harness.score_log import master_key
 from rebench.scale.attempt import (
     DEFAULT_WORKSPACE_CAP_BYTES,
     AttemptResult,
@@ -109,6 +110,7 @@ class RayBatch:
             "starting_samples": list(e.starting_samples),
             "reference_samples": list(e.reference_samples)}
             for k, e in load_entries(calibration_file()).items()})
+        self.score_log_key = master_key().hex()
 
     def run(self) -> list[AttemptRow]:
         """Submit every attempt that is not done, follow them to the end, return all rows."""
@@ -144,6 +146,7 @@ class RayBatch:
             env_version=job.env_version, profile=job.profile, agent=job.agent, seed=job.seed,
             budget_s=job.budget_s, isolation=self.plan.isolation, calibration=self.calibration,
             workspace_cap_bytes=self.plan.workspace_cap_bytes,
+            score_log_key=self.score_log_key,
         )
 
     def _submit(self, row: AttemptRow) -> None:

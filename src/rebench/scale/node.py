@@ -90,6 +90,19 @@ def merged_calibration(driver_json: str, staging: Path) -> Path:
     return path
 
 
+def driver_key_env(key_hex: str, staging: Path) -> dict[str, str]:
+    """REBENCH_KEY_FILE pointing at the driver's score-log key, written 0600 beside the
+    staged run (not inside it: only the workspace is mounted into sandboxes); {} without
+    one (the node's own key is used, and the run verifies only there)."""
+    if not key_hex:
+        return {}
+    path = staging / "score-log.key"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(bytes.fromhex(key_hex))
+    return {"REBENCH_KEY_FILE": str(path)}
+
+
 def _die_with_parent() -> None:
     """preexec_fn: the harness gets SIGKILL when the task's worker dies."""
     libc = ctypes.CDLL(None, use_errno=True)
@@ -113,9 +126,12 @@ def run_attempt(attempt: AttemptSpec, tracker: Any = None,
     staging.mkdir(parents=True, exist_ok=True)
     earlier = find_run(staging)
     order = staging / f"attempt-{attempt.try_no}.json"
-    order.write_text(attempt.to_json())
+    fd = os.open(order, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)  # holds the key
+    with os.fdopen(fd, "w") as handle:
+        handle.write(attempt.to_json())
     env = {**os.environ, "REBENCH_RUNS": str(staging),
-           "REBENCH_CALIBRATION": str(merged_calibration(attempt.calibration, staging))}
+           "REBENCH_CALIBRATION": str(merged_calibration(attempt.calibration, staging)),
+           **driver_key_env(attempt.score_log_key, staging)}
     with (staging / "harness.log").open("ab") as log:
         proc = subprocess.run([sys.executable, *node_entry, str(order)],
                               stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
