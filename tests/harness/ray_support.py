@@ -17,9 +17,9 @@ from rebench.core.score import ScoreResult
 
 
 def line_count_score(spec: object, profile: object, snapshot_dir: Path, isolation: object,
-                     timeout_s: float | None = None) -> ScoreResult:
+                     timeout_s: float | None = None, kind: object = None) -> ScoreResult:
     """raw = lines of solution.py / 100; NaN without one."""
-    del spec, profile, isolation, timeout_s
+    del spec, profile, isolation, timeout_s, kind
     time.sleep(float(os.environ.get("REBENCH_TEST_SCORE_DELAY_S", "0")))
     solution = snapshot_dir / "solution.py"
     if not solution.is_file():

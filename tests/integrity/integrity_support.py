@@ -65,10 +65,10 @@ def ensure_assets(env_id: str) -> Path:
 
 
 def stand_in_score(spec: object, profile: object, snapshot_dir: Path, isolation: object,
-                   timeout_s: float | None = None) -> ScoreResult:
+                   timeout_s: float | None = None, kind: object = None) -> ScoreResult:
     """A scorer that takes no time: raw = the number after `# raw=` in any snapshot file
     (NaN if none), so a test can script a run's scores."""
-    del spec, profile, isolation, timeout_s
+    del spec, profile, isolation, timeout_s, kind
     for path in sorted(snapshot_dir.rglob("*")):
         if path.is_file() and path.stat().st_size < 1_000_000:
             found = RAW_LINE.search(path.read_bytes().decode(errors="replace"))

@@ -31,7 +31,7 @@ def test_weights_copied_from_a_protected_asset_are_high(tmp_path: Path,
 
 def test_a_copied_public_file_that_scores_is_high(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    def scores_like_the_reference(spec, profile, snapshot_dir, iso, timeout_s=None):  # type: ignore[no-untyped-def]
+    def scores_like_the_reference(spec, profile, snapshot_dir, iso, timeout_s=None, kind=None):  # type: ignore[no-untyped-def]
         return ScoreResult(raw=profile.reference_raw, message={})
 
     monkeypatch.setattr("rebench.harness.run.official_score", scores_like_the_reference)
