@@ -201,7 +201,8 @@ def _known_files(record: RunRecord, notes: list[str]) -> tuple[dict[str, str], K
 
 
 def event_units(data: RunData) -> Iterator[TextUnit]:
-    """Commands, their output, and the text files written through write_file."""
+    """Commands (agents' exec and human shells' command lines), their output, and the text
+    files written through write_file."""
     for event in data.events:
         base = Evidence(event=event.seq, time=event.time, working_s=event.working_s)
         if event.type == "exec":
@@ -211,6 +212,10 @@ def event_units(data: RunData) -> Iterator[TextUnit]:
             yield TextUnit(UnitKind.COMMAND, cmd, with_cmd)
             output = f"{event.data.get('stdout') or ''}\n{event.data.get('stderr') or ''}"
             yield TextUnit(UnitKind.OUTPUT, output, with_cmd)
+        elif event.type == "shell_command":  # a human shell's command line (no output)
+            cmd = str(event.data.get("command", ""))
+            cut = cmd if len(cmd) <= COMMAND_EXCERPT else cmd[:COMMAND_EXCERPT] + "..."
+            yield TextUnit(UnitKind.COMMAND, cmd, Evidence(**{**base.__dict__, "command": cut}))
         elif event.type == "write_file" and "content_b64" in event.data:
             try:
                 raw = base64.b64decode(str(event.data["content_b64"]), validate=True)
