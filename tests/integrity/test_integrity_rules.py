@@ -199,11 +199,11 @@ def test_a_human_shells_command_lines_go_through_the_command_rules() -> None:
     from rebench.harness.events import Event
     from rebench.integrity.record import event_units
 
-    class Data:
-        events = [Event(seq=3, time="t", wall_s=1.0, working_s=1.0, type="shell_command",
-                        data={"shell": "main", "history_number": 4,
-                              "command": "cat /proc/self/mountinfo"})]
+    from types import SimpleNamespace
 
-    units = list(event_units(Data()))  # type: ignore[arg-type]
+    data = SimpleNamespace(events=[Event(
+        seq=3, time="t", wall_s=1.0, working_s=1.0, type="shell_command",
+        data={"shell": "main", "history_number": 4, "command": "cat /proc/self/mountinfo"})])
+    units = list(event_units(data))  # type: ignore[arg-type]
     assert [u.kind for u in units] == [UnitKind.COMMAND]
     assert text_flags(units[0])  # reading mountinfo is flagged
