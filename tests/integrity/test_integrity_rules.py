@@ -196,10 +196,10 @@ def test_docs_list_every_rule() -> None:
 
 
 def test_a_human_shells_command_lines_go_through_the_command_rules() -> None:
+    from types import SimpleNamespace
+
     from rebench.harness.events import Event
     from rebench.integrity.record import event_units
-
-    from types import SimpleNamespace
 
     data = SimpleNamespace(events=[Event(
         seq=3, time="t", wall_s=1.0, working_s=1.0, type="shell_command",
