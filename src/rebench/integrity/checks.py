@@ -42,6 +42,8 @@ def weight_copy_flags(data: RunData) -> Iterator[Flag]:
     """Weights in a snapshot byte-identical to a file the agent did not make."""
     seen: set[tuple[str, str]] = set()
     for item in data.snapshot_files():
+        if item.entry.kind == "initial":
+            continue  # the starting solution as the harness submitted it (e.g. a copy)
         if (Path(item.rel).suffix not in WEIGHT_SUFFIXES or item.size == 0
                 or item.size not in data.known.by_size):
             continue  # no known file has this size: no need to hash it

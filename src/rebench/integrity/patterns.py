@@ -137,8 +137,8 @@ PATTERN_RULES: tuple[PatternRule, ...] = (
     # --- importing rebench internals
     _rule("rebench-internals", H, "importing rebench internals",
           "imports the scorer, judge, harness or sandbox of rebench",
-          r"\b(?:from|import)\s+rebench\.(?:harness|core|sandbox|analysis|integrity|agents|"
-          r"assets|inspect_ext|environments\.\w+\.(?!local_eval\b)\w+)"
+          r"(?:\b(?:from|import)\s+|[\"'])rebench\.(?:harness|core|sandbox|analysis|"
+          r"integrity|agents|assets|inspect_ext|environments\.\w+\.(?!local_eval\b)\w+)"
           r"|from\s+rebench\.environments\.\w+\s+import\s+(?!local_eval\b)"),
     _rule("rebench-import", M, "importing rebench internals",
           "imports the rebench package", r"^\s*(?:from|import)\s+rebench\b"),
