@@ -130,6 +130,11 @@ def corrupt_to_target(
     uniform = math.log(vocab)
     target = CORRUPTED_TO_UNIFORM * uniform
     scrambler = Scrambler.draw(model, rng)
+    if measure(model, windows) > target:
+        # A model no better than the target (e.g. an untrained --base-model): nothing to
+        # aim at, so every row is scrambled, as in the paper.
+        corrupted, perm = scrambler(vocab)
+        return Corruption(corrupted, perm, vocab, 0.0, measure(corrupted, windows), uniform)
     probe = min(windows, SEARCH_WINDOWS)
     rows = _rows_at_most(lambda r: measure(scrambler(r)[0], probe), vocab, target)
     at_zero = measure(scrambler(rows)[0], windows)
