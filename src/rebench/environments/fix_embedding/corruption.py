@@ -92,9 +92,11 @@ def _rows_at_most(loss_at: Callable[[int], float], vocab: int, target: float) ->
     return low
 
 
-def _noise_onto(loss_at: Callable[[float], float], target: float, at_zero: float) -> float:
-    """The noise level whose loss is within LOSS_TOLERANCE of `target`, given the loss
-    without noise is at most `target` (regula falsi, Illinois variant, on a bracket)."""
+def _noise_onto(loss_at: Callable[[float], float], target: float, at_zero: float
+                ) -> tuple[float, float]:
+    """The noise level whose loss is within LOSS_TOLERANCE of `target` (at most `target`),
+    and that loss, given the loss without noise is at most `target` (regula falsi, Illinois
+    variant, on a bracket)."""
     low, f_low = 0.0, at_zero - target  # f <= 0 here
     high = 1.0
     f_high = loss_at(high) - target
@@ -118,19 +120,20 @@ def _noise_onto(loss_at: Callable[[float], float], target: float, at_zero: float
             if side == 1:
                 f_low /= 2
             side = 1
-    return low
+    return low, f_low + target
 
 
 def corrupt_to_target(
-    model: GPT, rng: np.random.Generator, measure: Measure, windows: int
+    model: GPT, rng: np.random.Generator, measure: Measure, windows: int, clean_loss: float
 ) -> Corruption:
     """Scramble rows, then add noise (see the module docstring), so the loss on the scorer's
-    `windows` lands on the target, never above a uniform predictor's."""
+    `windows` lands on the target, never above a uniform predictor's. `clean_loss` is the
+    model's own loss on those windows."""
     vocab = model.config.vocab_size
     uniform = math.log(vocab)
     target = CORRUPTED_TO_UNIFORM * uniform
     scrambler = Scrambler.draw(model, rng)
-    if measure(model, windows) > target:
+    if clean_loss > target:
         # A model no better than the target (e.g. an untrained --base-model): nothing to
         # aim at, so every row is scrambled, as in the paper.
         corrupted, perm = scrambler(vocab)
@@ -141,6 +144,7 @@ def corrupt_to_target(
     while at_zero > target and rows > 0:  # the probe windows were a sample
         rows = rows * 9 // 10
         at_zero = measure(scrambler(rows)[0], windows)
-    noise = _noise_onto(lambda n: measure(scrambler(rows, n)[0], windows), target, at_zero)
+    noise, loss = _noise_onto(
+        lambda n: measure(scrambler(rows, n)[0], windows), target, at_zero)
     corrupted, perm = scrambler(rows, noise)
-    return Corruption(corrupted, perm, rows, noise, measure(corrupted, windows), uniform)
+    return Corruption(corrupted, perm, rows, noise, loss, uniform)

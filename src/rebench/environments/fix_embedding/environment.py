@@ -59,10 +59,12 @@ GPU = Profile(
     name="gpu",
     description="one GPU: an 8-layer/512-wide model and a 4-layer/256-wide helper, "
     "GPT-2 BPE, block 256",
-    # Measured with official scoring on an H200 (2026-11-29, Python 3.12.3, torch 2.11.0+cu130;
-    # docs/benchmarks/fix_embedding-h200.md): held-out loss 15.337 (corrupted) and 4.198
-    # (reference), c = 2.5.
-    starting_raw=2.5523411502082647,
+    # TO BE RE-MEASURED on an H200 since 2.0.0 (new corruption, secret held-out split).
+    # starting_raw follows from the corruption: the start's held-out loss is set to
+    # 0.9695 x ln 50257 = 10.49 (within 0.01), so ln(10.49 - 2.5). reference_raw is 1.x's
+    # measurement (2026-11-29, H200, docs/benchmarks/fix_embedding-h200.md: reference loss
+    # 4.198); the reference replaces the whole embedding, so it should move little.
+    starting_raw=2.0781907597781832,
     reference_raw=0.5291810550122029,
     anchors_hardware="gpu:NVIDIA H200",
     params={
@@ -78,7 +80,7 @@ GPU = Profile(
         "eval_windows": 2048,
         "loss_floor": 2.5,  # 0.59 x the clean model's held-out loss 4.225
         # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
-        "clean_loss": 4.22, "corrupted_loss": 15.3,
+        "clean_loss": 4.22, "corrupted_loss": 10.49,
         "max_user_tokens": 500_000_000,
     },
     gpus=1,

@@ -184,21 +184,21 @@ def _build(ctx: PrepareContext, phases: _Phases, recipe: Recipe, splits: TokenSp
     large = _without_dropout(large)
 
     test, device = splits.tokens("test"), _device(ctx)
-    phases.say("scrambling the embedding to the target loss", 0.9)
+
+    def measure(model: GPT, windows: int) -> float:
+        return evaluate(model, test, windows, recipe.eval_batch_size, device)
+
+    phases.say("measuring held-out losses", 0.9)
+    clean, small_loss = measure(large, recipe.eval_windows), measure(small, recipe.eval_windows)
+    phases.done("evaluate")
+    phases.say("scrambling the embedding to the target loss", 0.93)
     corruption = corrupt_to_target(
-        large, secret_rng(secret, "fix_embedding/permutation"),
-        lambda model, windows: evaluate(model, test, windows, recipe.eval_batch_size, device),
-        recipe.eval_windows,
+        large, secret_rng(secret, "fix_embedding/permutation"), measure, recipe.eval_windows,
+        clean,
     )
     phases.done("corrupt")
-    phases.say("measuring held-out losses", 0.95)
-    losses = {
-        "clean": evaluate(large, test, recipe.eval_windows, recipe.eval_batch_size, device),
-        "corrupted": corruption.loss,
-        "small": evaluate(small, test, recipe.eval_windows, recipe.eval_batch_size, device),
-        "uniform": corruption.uniform_loss,
-    }
-    phases.done("evaluate")
+    losses = {"clean": clean, "corrupted": corruption.loss, "small": small_loss,
+              "uniform": corruption.uniform_loss}
     floor = recipe.loss_floor
     if base or ctx.options.get("corpus"):
         floor = round(0.59 * losses["clean"], 3)  # user assets: c follows the paper's ratio
@@ -207,7 +207,8 @@ def _build(ctx: PrepareContext, phases: _Phases, recipe: Recipe, splits: TokenSp
         "config": large.config.to_json(), "loss_floor": floor,
         "eval_windows": recipe.eval_windows, "eval_batch_size": recipe.eval_batch_size,
         "losses": losses, "tokenizer": splits.tokenizer,
-        "corruption": {"scrambled_rows": corruption.scrambled_rows},
+        "corruption": {"scrambled_rows": corruption.scrambled_rows,
+                       "noise": corruption.noise},
         "prepare_cpu_s": phases.costs,
     })
     phases.say(
