@@ -46,7 +46,7 @@ CPU = Profile(
         # paper (1.5 / 2.55 on OpenWebText).
         "loss_floor": 2.9,
         # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
-        "clean_loss": 4.88, "corrupted_loss": 10.1,
+        "clean_loss": 4.96, "corrupted_loss": 7.39,
         "max_user_tokens": 20_000_000,
     },
     gpus=0,
