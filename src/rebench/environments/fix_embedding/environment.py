@@ -22,13 +22,15 @@ CPU = Profile(
     name="cpu",
     description="2 CPU cores: a 4-layer/128-wide model and a 2-layer/64-wide helper, "
     "2048-token BPE, block 128",
-    # Measured with official scoring (benchmarks/fix_embedding_h200.py --profile cpu,
-    # 2026-11-29, Python 3.11, torch 2.13.0 CPU, OMP_NUM_THREADS=1): held-out loss 10.084
-    # (corrupted) and 4.778 (reference), c = 2.9. Loss-based, so other CPUs and thread counts
-    # differ only by float rounding (about 0.003 here).
-    starting_raw=1.5015688222792427,
-    reference_raw=0.74,
-    anchors_hardware="cpu:AMD EPYC x2",
+    # Measured with `rebench calibrate fix_embedding -p cpu -n 1 --isolation local`
+    # (2026-11-30, Python 3.11, torch 2.13.0 CPU, OMP_NUM_THREADS=1): held-out loss 7.388
+    # (corrupted: set by construction to 0.9695 x ln 2048, so ln(7.389 - 2.9) = 1.5016 for
+    # every prepare) and 4.913 (reference; clean model 4.958), c = 2.9. Loss-based, so other
+    # CPUs and thread counts differ only by float rounding; another prepare's secret holds
+    # out other works, which moves the reference by a few hundredths (README).
+    starting_raw=1.5014130807499342,
+    reference_raw=0.6997590503206685,
+    anchors_hardware="cpu:Intel Xeon x2",
     params={
         **_COMMON,
         "tokenizer": "bpe2048",
