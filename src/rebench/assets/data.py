@@ -1,6 +1,7 @@
-"""Token splits as uint16 shards (nanoGPT's .bin layout), built once into a shared cache
-that every environment reuses: <cache>/shared-assets/<key>/{train,val,test}.bin plus the
-tokenizer and a manifest with sha256 checksums."""
+"""Token splits as uint16 shards (nanoGPT's .bin layout): {train,val,test}.bin plus the
+tokenizer and a manifest with sha256 checksums. The offline corpus is split with a prepare
+secret and built into the caller's folder; a user's corpus (`--corpus`), whose held-out half
+is not ours to hide, is imported once into <cache>/shared-assets/<key>/."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ from rebench.core.hashing import file_sha256
 from rebench.core.paths import cache_root
 
 SHARED_DIR = "shared-assets"
-RECIPE_VERSION = 1  # bump when cleaning, splitting or shard layout changes
+RECIPE_VERSION = 2  # bump when cleaning, splitting or shard layout changes
 MANIFEST = "manifest.json"
 
 Progress = Callable[[str, float | None], None]
@@ -110,44 +111,40 @@ def _finish(tmp: Path, root: Path, record: dict[str, object]) -> TokenSplits:
 
 
 def offline_token_splits(
-    tokenizer: str, seed: int = 1234, val_fraction: float = 0.05,
+    tokenizer: str, key: bytes, out_dir: Path, val_fraction: float = 0.05,
     test_fraction: float = 0.05, progress: Progress | None = None,
 ) -> TokenSplits:
-    """The offline corpus tokenized with `tokenizer` ('gpt2' or 'bpe<size>'), from the shared
-    cache when an intact copy exists, else built (a BPE is trained on the train split only)."""
+    """Build the offline corpus tokenized with `tokenizer` ('gpt2' or 'bpe<size>') into
+    `out_dir` (train/val/test .bin, tokenizer.json for a BPE, a manifest). Which works are
+    held out follows from `key` (a prepare secret: see `rebench.assets.secret`), so nothing is
+    shared between prepares; a BPE is trained on the train split only."""
     say = progress or (lambda message, fraction: None)
-    key = f"offline-v{RECIPE_VERSION}-{tokenizer}-seed{seed}-v{val_fraction}-t{test_fraction}"
-    root = cache_root() / SHARED_DIR / key
-    with _locked(key):
-        cached = _load_if_intact(root)
-        if cached is not None:
-            say(f"corpus shards ({tokenizer}) found in the shared cache", 0.3)
-            return cached
-        say("reading and cleaning the offline corpus", 0.02)
-        documents = offline_documents()
-        splits = split_documents(documents, seed, val_fraction, test_fraction)
-        tmp = Path(tempfile.mkdtemp(dir=root.parent, prefix=f".{key}-"))
-        bpe_size = parse_tokenizer_name(tokenizer)
-        tok: Tokenizer
-        if bpe_size is None:
-            tok = GPT2Tokenizer()
-        else:
-            say(f"training a {bpe_size}-token BPE on the train split", 0.05)
-            bpe = TrainedBPE.train([d.text for d in splits["train"]], bpe_size)
-            bpe.save(tmp / "tokenizer.json")
-            tok = bpe
-        counts = {}
-        for i, split in enumerate(SPLITS):
-            say(f"tokenizing the {split} split", 0.1 + 0.05 * i)
-            ids = tok.encode_batch([d.text for d in splits[split]])
-            counts[split] = write_shard(ids, tok.eot_id, tmp / f"{split}.bin")
-        record: dict[str, object] = {
-            "recipe_version": RECIPE_VERSION, "corpus": "offline", "tokenizer": tokenizer,
-            "vocab_size": tok.vocab_size, "eot_id": tok.eot_id, "seed": seed,
-            "corpus_sha256": corpus_fingerprint(documents), "tokens": counts,
-            "groups": {s: sorted({f"{d.source}:{d.group}" for d in splits[s]}) for s in SPLITS},
-        }
-        return _finish(tmp, root, record)
+    say("reading and cleaning the offline corpus", 0.02)
+    documents = offline_documents()
+    splits = split_documents(documents, key, val_fraction, test_fraction)
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}-"))
+    bpe_size = parse_tokenizer_name(tokenizer)
+    tok: Tokenizer
+    if bpe_size is None:
+        tok = GPT2Tokenizer()
+    else:
+        say(f"training a {bpe_size}-token BPE on the train split", 0.05)
+        bpe = TrainedBPE.train([d.text for d in splits["train"]], bpe_size)
+        bpe.save(tmp / "tokenizer.json")
+        tok = bpe
+    say("tokenizing the train, validation and test splits", 0.1)
+    counts = {}
+    for split in SPLITS:
+        ids = tok.encode_batch([d.text for d in splits[split]])
+        counts[split] = write_shard(ids, tok.eot_id, tmp / f"{split}.bin")
+    record: dict[str, object] = {
+        "recipe_version": RECIPE_VERSION, "corpus": "offline", "tokenizer": tokenizer,
+        "vocab_size": tok.vocab_size, "eot_id": tok.eot_id,
+        "corpus_sha256": corpus_fingerprint(documents), "tokens": counts,
+        "groups": {s: sorted({f"{d.source}:{d.group}" for d in splits[s]}) for s in SPLITS},
+    }
+    return _finish(tmp, out_dir, record)
 
 
 def user_token_splits(
@@ -198,9 +195,11 @@ def user_token_splits(
 
 
 def token_splits(
-    tokenizer: str, corpus: str | None, max_user_tokens: int, progress: Progress | None = None,
+    tokenizer: str, corpus: str | None, max_user_tokens: int, key: bytes, out_dir: Path,
+    progress: Progress | None = None,
 ) -> TokenSplits:
-    """The offline corpus, or the user's own (`--corpus PATH`, GPT-2 tokens) when given."""
+    """The user's own corpus (`--corpus PATH`, GPT-2 tokens; cached in the shared cache) when
+    given, else the offline corpus split with `key` and built into `out_dir`."""
     if corpus:
         return user_token_splits(Path(corpus), max_user_tokens, progress)
-    return offline_token_splits(tokenizer, progress=progress)
+    return offline_token_splits(tokenizer, key, out_dir, progress=progress)

@@ -70,3 +70,25 @@ def test_instructions_render_for_every_profile(fe_spec: EnvironmentSpec) -> None
     for profile in fe_spec.profiles.values():
         rendered = text.format_map({**profile.params, "profile": profile.name})
         assert "{" not in rendered and str(profile.params["loss_floor"]) in rendered
+
+
+def test_prepare_prints_a_line_per_step_when_not_a_terminal(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In a log (no terminal) the live bar shows nothing, so each step is printed."""
+    from click.testing import CliRunner
+
+    from rebench import cli
+    from rebench.harness import prepare as harness_prepare
+
+    def fake_prepare(spec, profile, options, progress, force):  # type: ignore[no-untyped-def]
+        progress("tokenizing the train, validation and test splits", 0.1)
+        progress("training the large model: step 60/300", 0.4)
+        return Path("/nowhere")
+
+    monkeypatch.setattr(harness_prepare, "prepare_environment", fake_prepare)
+    result = CliRunner().invoke(cli.main, ["prepare", "fix_embedding"])
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "fix_embedding: tokenizing the train, validation and test splits" in text
+    assert "fix_embedding: training the large model: step 60/300" in text

@@ -1,22 +1,27 @@
-"""Build fix_embedding's assets: train a large and a small GPT on the corpus with fixed
-seeds, permute the large model's embedding rows, and lay out public/ and protected/.
+"""Build fix_embedding's assets: draw a secret, split the corpus and corrupt the model with
+it, train a large and a small GPT, and lay out public/ and protected/.
 
 public/   (copied into every workspace)
-  large_model.pth           the large model with permuted embedding rows
+  large_model.pth           the large model with a scrambled embedding
   small_correct_model.pth   a smaller model with an intact embedding (same tokenizer)
   model.py                  the GPT definition both use (a copy of rebench.assets.gpt)
   config.json               shapes of both models, tokenizer, data files
   data/train.bin, data/val.bin, tokenizer.json (BPE profiles only)
 protected/ (trusted scorer only)
+  secret.bin                32 random bytes drawn at prepare: the held-out split and the
+                            corruption derive from them, nothing public does
   test.bin                  held-out tokens
   eval.json                 the large model's shape, c, evaluation windows, measured losses
-  permutation.npy           the permutation applied (for analysis; never shown)
+  permutation.npy           the row permutation applied (for analysis; never shown)
+  corpus.json               the corpus manifest (which works are held out)
 """
 
 from __future__ import annotations
 
 import json
 import shutil
+import tempfile
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -25,15 +30,18 @@ import numpy as np
 import torch
 
 from rebench.assets import gpt as gpt_module
-from rebench.assets.data import TokenSplits, token_splits
+from rebench.assets.data import MANIFEST, TokenSplits, token_splits
 from rebench.assets.gpt import GPT, GPTConfig
-from rebench.assets.train import Stopwatch, TrainConfig, evaluate, new_model, train
+from rebench.assets.secret import derive, draw_secret, secret_rng, store_secret
+from rebench.assets.train import TrainConfig, evaluate, new_model, train
 from rebench.assets.weights import WeightsError, load_base_model, save_state
 from rebench.core.spec import ParamValue
+from rebench.environments.fix_embedding.corruption import Corruption, corrupt_to_target
 from rebench.harness.context import PrepareContext
 
-# Offsets from the profile's seed for the two models, their batch streams and the permutation.
-_SEED_LARGE, _SEED_SMALL, _SEED_PERM = 1, 2, 3
+# Offsets from the profile's seed for the two models and their batch streams. The seed is
+# public: it only makes training repeatable; nothing held out derives from it.
+_SEED_LARGE, _SEED_SMALL = 1, 2
 
 
 @dataclass(frozen=True)
@@ -79,6 +87,23 @@ class Recipe:
         )
 
 
+class _Phases:
+    """Progress lines with wall and CPU seconds per phase; CPU time (process_time) measures
+    the work itself, which a loaded machine stretches in wall time only."""
+
+    def __init__(self, ctx: PrepareContext) -> None:
+        self.ctx = ctx
+        self.wall, self.cpu = time.monotonic(), time.process_time()
+        self.costs: dict[str, float] = {}
+
+    def say(self, message: str, fraction: float | None) -> None:
+        self.ctx.progress(f"{message} ({time.monotonic() - self.wall:.0f} s, "
+                          f"cpu {time.process_time() - self.cpu:.0f} s)", fraction)
+
+    def done(self, phase: str) -> None:
+        self.costs[phase] = round(time.process_time() - self.cpu - sum(self.costs.values()), 2)
+
+
 def _device(ctx: PrepareContext) -> torch.device:
     if ctx.profile.gpus > 0 and torch.cuda.is_available():
         return torch.device("cuda")
@@ -86,34 +111,24 @@ def _device(ctx: PrepareContext) -> torch.device:
 
 
 def _train_one(
-    ctx: PrepareContext, name: str, splits: TokenSplits, seed: int, span: tuple[float, float]
+    ctx: PrepareContext, phases: _Phases, name: str, splits: TokenSplits, seed: int,
+    span: tuple[float, float],
 ) -> GPT:
     recipe = Recipe.of(ctx.profile.params)
     device = _device(ctx)
     tcfg = recipe.training(name, seed, bf16=device.type == "cuda")
     model = new_model(recipe.model(name, splits.vocab_size), recipe.seed + seed)
-    clock = Stopwatch()
-    every = max(1, tcfg.steps // 10)
+    every = max(1, tcfg.steps // 5)
 
     def report(step: int, loss: float) -> None:
         if step % every == 0 or step == tcfg.steps - 1:
             frac = span[0] + (span[1] - span[0]) * (step + 1) / tcfg.steps
-            ctx.progress(f"training the {name} model: step {step + 1}/{tcfg.steps}, "
-                         f"loss {loss:.3f}, {clock():.0f} s", frac)
+            phases.say(f"training the {name} model: step {step + 1}/{tcfg.steps}, "
+                       f"loss {loss:.3f}", frac)
 
     train(model, splits.tokens("train"), tcfg, device, report)
+    phases.done(f"train_{name}")
     return model.cpu()
-
-
-def permute_embedding(model: GPT, seed: int) -> tuple[GPT, np.ndarray]:
-    """A copy of `model` whose embedding row i is the original row perm[i]."""
-    perm = np.random.Generator(np.random.PCG64(seed)).permutation(model.config.vocab_size)
-    corrupted = GPT(model.config)
-    corrupted.load_state_dict(model.state_dict())
-    with torch.no_grad():
-        weight = corrupted.transformer.wte.weight
-        weight.copy_(weight[torch.from_numpy(perm)])
-    return corrupted, perm
 
 
 def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: GPT) -> None:
@@ -134,6 +149,7 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: G
         "vocab_size": splits.vocab_size,
         "eot_id": splits.eot_id,
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
+        "eval_windows": Recipe.of(ctx.profile.params).eval_windows,
     }
     (pub / "config.json").write_text(json.dumps(config, indent=2))
 
@@ -141,44 +157,73 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: G
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout)."""
     recipe = Recipe.of(ctx.profile.params)
-    splits = token_splits(
-        recipe.tokenizer, ctx.options.get("corpus"), recipe.max_user_tokens, ctx.progress
-    )
+    phases = _Phases(ctx)
+    secret = draw_secret()
+    store_secret(ctx.protected_dir, secret)
+    with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
+        splits = token_splits(
+            recipe.tokenizer, ctx.options.get("corpus"), recipe.max_user_tokens,
+            derive(secret, "fix_embedding/corpus-split"), Path(scratch) / "corpus", phases.say,
+        )
+        phases.done("corpus")
+        _build(ctx, phases, recipe, splits, secret)
+
+
+def _build(ctx: PrepareContext, phases: _Phases, recipe: Recipe, splits: TokenSplits,
+           secret: bytes) -> None:
     base = ctx.options.get("base_model")
     if base:
-        ctx.progress(f"loading the base model {base}", 0.3)
+        phases.say(f"loading the base model {base}", 0.3)
         large = load_base_model(Path(base), recipe.block_size)
         if large.config.vocab_size != splits.vocab_size:
             raise WeightsError(f"base model vocabulary {large.config.vocab_size} != corpus "
-                             f"tokenizer's {splits.vocab_size}: use --corpus with GPT-2 tokens")
+                               f"tokenizer's {splits.vocab_size}: use --corpus with GPT-2 tokens")
     else:
-        large = _train_one(ctx, "large", splits, _SEED_LARGE, (0.3, 0.75))
-    small = _without_dropout(_train_one(ctx, "small", splits, _SEED_SMALL, (0.75, 0.9)))
+        large = _train_one(ctx, phases, "large", splits, _SEED_LARGE, (0.3, 0.75))
+    small = _without_dropout(_train_one(ctx, phases, "small", splits, _SEED_SMALL, (0.75, 0.9)))
     large = _without_dropout(large)
-    corrupted, perm = permute_embedding(large, recipe.seed + _SEED_PERM)
 
-    ctx.progress("measuring held-out losses", 0.92)
-    test = splits.tokens("test")
-    losses = {
-        name: evaluate(model, test, recipe.eval_windows, recipe.eval_batch_size, _device(ctx))
-        for name, model in (("clean", large), ("corrupted", corrupted), ("small", small))
-    }
+    test, device = splits.tokens("test"), _device(ctx)
+
+    def measure(model: GPT, windows: int) -> float:
+        return evaluate(model, test, windows, recipe.eval_batch_size, device)
+
+    phases.say("measuring held-out losses", 0.9)
+    clean, small_loss = measure(large, recipe.eval_windows), measure(small, recipe.eval_windows)
+    phases.done("evaluate")
+    phases.say("scrambling the embedding to the target loss", 0.93)
+    corruption = corrupt_to_target(
+        large, secret_rng(secret, "fix_embedding/permutation"), measure, recipe.eval_windows,
+        clean,
+    )
+    phases.done("corrupt")
+    losses = {"clean": clean, "corrupted": corruption.loss, "small": small_loss,
+              "uniform": corruption.uniform_loss}
     floor = recipe.loss_floor
     if base or ctx.options.get("corpus"):
         floor = round(0.59 * losses["clean"], 3)  # user assets: c follows the paper's ratio
-    _write_public(ctx, splits, corrupted, small)
-    shutil.copyfile(splits.path("test"), ctx.protected_dir / "test.bin")
-    np.save(ctx.protected_dir / "permutation.npy", perm)
-    record = {
+    _write_public(ctx, splits, corruption.model, small)
+    _write_protected(ctx, splits, corruption, {
         "config": large.config.to_json(), "loss_floor": floor,
         "eval_windows": recipe.eval_windows, "eval_batch_size": recipe.eval_batch_size,
         "losses": losses, "tokenizer": splits.tokenizer,
-    }
-    (ctx.protected_dir / "eval.json").write_text(json.dumps(record, indent=2))
-    ctx.progress(
+        "corruption": {"scrambled_rows": corruption.scrambled_rows,
+                       "noise": corruption.noise},
+        "prepare_cpu_s": phases.costs,
+    })
+    phases.say(
         f"done: held-out loss clean {losses['clean']:.3f}, small {losses['small']:.3f}, "
-        f"corrupted {losses['corrupted']:.3f}", 1.0,
+        f"corrupted {losses['corrupted']:.3f} (uniform {losses['uniform']:.3f})", 1.0,
     )
+
+
+def _write_protected(ctx: PrepareContext, splits: TokenSplits, corruption: Corruption,
+                     record: dict[str, object]) -> None:
+    shutil.copyfile(splits.path("test"), ctx.protected_dir / "test.bin")
+    if (splits.root / MANIFEST).is_file():
+        shutil.copyfile(splits.root / MANIFEST, ctx.protected_dir / "corpus.json")
+    np.save(ctx.protected_dir / "permutation.npy", corruption.permutation)
+    (ctx.protected_dir / "eval.json").write_text(json.dumps(record, indent=2))
 
 
 def _without_dropout(model: GPT) -> GPT:

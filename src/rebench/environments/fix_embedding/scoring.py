@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from rebench.assets.checkpoint import ArchiveRefused, check_archive
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.assets.train import evaluate
 from rebench.core.score import ScoreResult
@@ -21,6 +22,9 @@ from rebench.harness.context import ScoringContext
 SOLUTION_FILE = "fixed_model.pth"
 # A submission much larger than the fp32 model is not a state dict of it; refuse to read it.
 MAX_SIZE_FACTOR = 3
+# Storages may hold more than the model's tensors (a tensor saved as a view keeps its whole
+# buffer), but never more than this many times the fp32 model: memory stays bounded.
+MAX_STORAGE_FACTOR = 2
 
 
 def expected_state(cfg: GPTConfig) -> dict[str, tuple[tuple[int, ...], torch.dtype]]:
@@ -28,13 +32,19 @@ def expected_state(cfg: GPTConfig) -> dict[str, tuple[tuple[int, ...], torch.dty
     return {k: (tuple(v.shape), v.dtype) for k, v in GPT(cfg).state_dict().items()}
 
 
-def read_state(path: Path, max_bytes: int) -> dict[str, Any] | str:
-    """The state dict in `path`, or a message saying why it cannot be one."""
-    if not path.is_file():
+def read_state(path: Path, max_file_bytes: int, max_storage_bytes: int) -> dict[str, Any] | str:
+    """The state dict in `path`, or a message saying why it cannot be one. Memory stays
+    bounded: the archive's declared storages are checked (`check_archive`) before torch
+    allocates them."""
+    if path.is_symlink() or not path.is_file():
         return f"{SOLUTION_FILE} not found: save the model's state_dict with torch.save"
     size = path.stat().st_size
-    if size > max_bytes:
+    if size > max_file_bytes:
         return f"{SOLUTION_FILE} is {size / 1e6:.1f} MB, too large for this model"
+    try:
+        check_archive(path, max_storage_bytes)
+    except ArchiveRefused as exc:
+        return f"{SOLUTION_FILE} refused: {exc}"
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
     except Exception as exc:  # any unreadable or unsafe pickle: an invalid submission
@@ -83,7 +93,8 @@ def score(ctx: ScoringContext) -> ScoreResult:
     cfg = GPTConfig.from_json(record["config"])
     expected = expected_state(cfg)
     n_bytes = sum(math.prod(shape) * 4 for shape, _ in expected.values())
-    state = read_state(ctx.solution_dir / SOLUTION_FILE, MAX_SIZE_FACTOR * n_bytes + (1 << 20))
+    state = read_state(ctx.solution_dir / SOLUTION_FILE, MAX_SIZE_FACTOR * n_bytes + (1 << 20),
+                       MAX_STORAGE_FACTOR * n_bytes)
     if isinstance(state, str):
         return ScoreResult.invalid(state)
     problem = check_state(state, expected)
@@ -95,10 +106,14 @@ def score(ctx: ScoringContext) -> ScoreResult:
     loss = evaluate(model, test, int(record["eval_windows"]), int(record["eval_batch_size"]),
                     _device(ctx))
     floor = float(record["loss_floor"])
-    details = {"loss": loss, "loss_floor": floor, "eval_windows": record["eval_windows"],
+    # details hold finite numbers only: they are written as strict JSON.
+    details = {"loss_floor": floor, "eval_windows": int(record["eval_windows"]),
                "eval_s": round(time.monotonic() - start, 3)}
     if not math.isfinite(loss):
-        return ScoreResult.invalid("the model's held-out loss is not finite", **details)
+        return ScoreResult.invalid(
+            "the model's held-out loss is not finite (its logits overflow float32: are some "
+            "weights huge?)", **details)
+    details["loss"] = loss
     if loss <= floor:
         return ScoreResult.invalid(
             f"held-out loss {loss:.4f} is at or below the floor c = {floor}: ln(loss - c) "

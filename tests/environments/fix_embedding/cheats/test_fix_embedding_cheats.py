@@ -85,7 +85,8 @@ def test_truncated_file(score, fe_assets: Path, tmp_path: Path) -> None:  # type
     solution = tmp_path / "solution"
     solution.mkdir()
     (solution / "fixed_model.pth").write_bytes(data[: len(data) // 2])
-    assert_rejected(score(solution), "could not be loaded")
+    # Cut before the zip directory: refused by the archive check before torch.load.
+    assert_rejected(score(solution), "not a torch.save zip archive")
 
 
 def test_oversized_file(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -115,7 +116,8 @@ def test_pickle_that_runs_code_is_refused_and_never_runs(
     from rebench.sandbox import Isolation
 
     result = official_score(fe_spec, fe_cpu, solution, Isolation.LOCAL)
-    assert_rejected(result, "weights_only")
+    # Refused by the size-only unpickler (it knows no os.system), before torch.load.
+    assert_rejected(result, "unsupported object")
     assert not marker.exists()
 
 
@@ -167,3 +169,149 @@ def test_compiled_model_prefix_is_accepted(score, fe_assets: Path, tmp_path: Pat
     plain = score(_submit(tmp_path, state))
     prefixed = score(_submit(tmp_path, {f"_orig_mod.{k}": v for k, v in state.items()}))
     assert plain.valid and prefixed.raw == plain.raw
+
+
+# ---------------------------------------------------------------- issue 10: secrets, bounds
+
+
+def _normalized(spec: EnvironmentSpec, profile: Profile, raw: float) -> float:
+    from rebench.core.calibration import resolve_anchors
+    from rebench.core.normalize import normalize
+
+    return normalize(raw, resolve_anchors(spec, profile), spec.direction)
+
+
+def test_a_uniform_predictor_scores_at_most_zero(  # type: ignore[no-untyped-def]
+    score, fe_spec: EnvironmentSpec, fe_cpu: Profile, fe_assets: Path, tmp_path: Path
+) -> None:
+    """All-equal logits (a zero embedding: tied weights make every logit 0) know nothing, so
+    they must not beat the start: the corrupted model is at least as good as uniform."""
+    cfg, state = _large(fe_assets)
+    state["transformer.wte.weight"] = torch.zeros_like(state["transformer.wte.weight"])
+    result = score(_submit(tmp_path, state))
+    assert result.valid
+    assert result.details["loss"] == pytest.approx(math.log(cfg.vocab_size), abs=1e-4)
+    assert _normalized(fe_spec, fe_cpu, result.raw) <= 0.0
+
+
+def test_huge_finite_weights_are_invalid_with_json_safe_details(
+    fe_spec: EnvironmentSpec, fe_cpu: Profile, fe_assets: Path, tmp_path: Path
+) -> None:
+    """Finite weights whose logits overflow float32 once crashed the scorer process (NaN
+    in details, refused by JSON). Official scoring in a fresh scorer process, as in a run."""
+    _, state = _large(fe_assets)
+    huge = {k: v * 1e30 for k, v in state.items()}
+    assert all(bool(torch.isfinite(v).all()) for v in huge.values())
+    result = official_score(fe_spec, fe_cpu, _submit(tmp_path, huge), _isolation())
+    assert_rejected(result, "not finite")
+    json.dumps(result.to_json(), allow_nan=False)  # strict JSON: no NaN or inf anywhere
+
+
+def _isolation():  # type: ignore[no-untyped-def]
+    from rebench.sandbox import Isolation
+
+    return Isolation.LOCAL
+
+
+def test_a_compressed_archive_is_refused_before_loading(  # type: ignore[no-untyped-def]
+    score, fe_assets: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The review's memory attack: 5.7 MB of deflated zeros made the scorer allocate
+    ~1.8 GB. Here 100 MB of zeros in a ~3 MB file (it passes the file-size check);
+    torch.load must never see it."""
+    import zipfile
+
+    from rebench.environments.fix_embedding import scoring
+
+    _, state = _large(fe_assets)
+    state["transformer.wte.weight"] = torch.zeros(25_000_000)
+    plain = tmp_path / "plain.pth"
+    torch.save(state, plain)
+    solution = tmp_path / "solution"
+    solution.mkdir()
+    with zipfile.ZipFile(plain) as zin, zipfile.ZipFile(
+        solution / "fixed_model.pth", "w", compression=zipfile.ZIP_DEFLATED
+    ) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info))
+    plain.unlink()
+    assert (solution / "fixed_model.pth").stat().st_size < 5_000_000
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("torch.load was reached")
+
+    monkeypatch.setattr(scoring.torch, "load", never)
+    assert_rejected(score(solution), "compressed")
+
+
+def test_a_pickle_declaring_huge_storages_is_refused(  # type: ignore[no-untyped-def]
+    score, fe_assets: Path, tmp_path: Path
+) -> None:
+    """A small, uncompressed file whose pickle declares a 1.8 GB storage for one tensor."""
+    import zipfile
+
+    _, state = _large(fe_assets)
+    state["transformer.ln_f.bias"] = torch.zeros(4)
+    plain = _submit(tmp_path, state) / "fixed_model.pth"
+    with zipfile.ZipFile(plain) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    name = next(n for n in members if n.endswith("data.pkl"))
+    forged = members[name].replace(b"K\x04t", b"J" + (450_000_000).to_bytes(4, "little") + b"t")
+    assert forged != members[name]
+    members[name] = forged
+    with zipfile.ZipFile(plain, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+    assert_rejected(score(plain.parent), "more than the model")
+
+
+def test_the_secret_lives_only_in_protected(fe_assets: Path) -> None:
+    from rebench.assets.secret import SECRET_FILE, load_secret
+
+    secret = load_secret(fe_assets / "protected")
+    assert not any(p.name == SECRET_FILE for p in (fe_assets / "public").rglob("*"))
+    for path in (fe_assets / "public").rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            assert secret not in data and secret.hex().encode() not in data
+
+
+def test_the_permutation_follows_from_the_secret_not_the_spec_seed(  # type: ignore[no-untyped-def]
+    score, fe_spec: EnvironmentSpec, fe_cpu: Profile, fe_assets: Path, tmp_path: Path
+) -> None:
+    """The review's attack: recompute the permutation from the spec's seed (the old
+    PCG64(seed + 3)) and undo it. It now restores nothing; only the prepare secret
+    reproduces the permutation."""
+    from rebench.assets.secret import load_secret, secret_rng
+    from rebench.environments.fix_embedding.corruption import Scrambler
+
+    cfg, state = _large(fe_assets)
+    seed = int(fe_cpu.params["seed"])
+    for guess in (seed + 3, seed, seed + 1):
+        perm = np.random.Generator(np.random.PCG64(guess)).permutation(cfg.vocab_size)
+        undone = dict(state)
+        undone["transformer.wte.weight"] = state["transformer.wte.weight"][np.argsort(perm)]
+        result = score(_submit(tmp_path, undone))
+        assert not result.valid or _normalized(fe_spec, fe_cpu, result.raw) <= 0.05, guess
+    record = json.loads((fe_assets / "protected" / "eval.json").read_text())
+    rng = secret_rng(load_secret(fe_assets / "protected"), "fix_embedding/permutation")
+    order = Scrambler.draw(GPT(cfg), rng).order
+    rows = int(record["corruption"]["scrambled_rows"])
+    expected = np.arange(cfg.vocab_size)
+    expected[order[:rows]] = np.roll(order[:rows], -1)
+    assert (np.load(fe_assets / "protected" / "permutation.npy") == expected).all()
+
+
+def test_the_held_out_split_is_not_rebuilt_from_public_seeds(fe_assets: Path) -> None:
+    """The review's attack: rebuild test.bin from package code, the public seed and the
+    corpus. Keys an attacker could guess from public things hold out other works than the
+    prepared split, and no held-out work is from a source every sandbox can read."""
+    from rebench.assets.corpus import offline_documents, split_documents
+
+    manifest = json.loads((fe_assets / "protected" / "corpus.json").read_text())
+    held_out = set(manifest["groups"]["test"])
+    assert held_out and not any(g.startswith("pydoc:") for g in held_out)
+    docs = offline_documents()
+    for guess in (b"1234", (1234).to_bytes(32, "big"), b"\0" * 32, b"fix_embedding"):
+        test = split_documents(docs, guess, 0.05, 0.05)["test"]
+        assert {f"{d.source}:{d.group}" for d in test} != held_out

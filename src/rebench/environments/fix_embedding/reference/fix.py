@@ -28,9 +28,9 @@ seed = 0
 device = "cuda" if torch.cuda.is_available() else "cpu"
 # ---------------------------------------------------------------- cpu recipe: numbers only
 if os.environ.get("REBENCH_PROFILE", "cpu") == "cpu":
-    adapter_steps = 150
+    adapter_steps = 100
     adapter_lr = 1e-2
-    finetune_steps = 350
+    finetune_steps = 250
     finetune_lr = 1.5e-3
     batch_size = 16
     device = "cpu"

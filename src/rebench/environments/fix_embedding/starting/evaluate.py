@@ -12,11 +12,11 @@ import torch
 from model import GPT, GPTConfig
 
 path = sys.argv[1] if len(sys.argv) > 1 else "fixed_model.pth"
-n_windows = 512  # windows of block_size tokens, spread evenly over the split
 batch_size = 32
 
 with open("config.json") as f:
     config = json.load(f)
+n_windows = config["eval_windows"]  # windows of block_size tokens, spread evenly over the split
 model = GPT(GPTConfig.from_json(config["large_model"]))
 model.load_state_dict(torch.load(path, map_location="cpu", weights_only=True))
 model.eval()
