@@ -36,7 +36,9 @@ CONSTANT_OPS = frozenset({
     "zeros", "ones", "full", "eye", "arange", "scalar_tensor", "zeros_like", "ones_like",
     "full_like", "new_zeros", "new_ones", "new_full",
 })
-ALLOWED_OPS = COMPUTE_OPS | SHAPE_OPS | CONSTANT_OPS
+# Checks that export inserts for `.to(dtype)`: no output, skipped when the graph runs.
+NO_OPS = frozenset({"_assert_tensor_metadata"})
+ALLOWED_OPS = COMPUTE_OPS | SHAPE_OPS | CONSTANT_OPS | NO_OPS
 MAX_NODES = 20_000
 GETITEM = "_operator.getitem"  # picks one tensor out of split/chunk/unbind
 _ATEN_NAME = re.compile(r"^aten\.([A-Za-z_][A-Za-z0-9_]*)\.([A-Za-z_][A-Za-z0-9_]*)$")
@@ -248,6 +250,8 @@ def _call(step: Step, env: Mapping[str, Any], device: torch.device) -> Any:
             raise GraphError(f"node {step.name}: casting floats to {dtype} is not allowed "
                              f"(a rounding nonlinearity; from {step.where})")
         kwargs.pop("device", None)
+    elif packet in NO_OPS:
+        return None
     elif packet in CONSTANT_OPS:
         kwargs["device"] = device
     elif step.op is operator.getitem and not (

@@ -15,7 +15,6 @@ PATTERNS = [
     os.path.join(os.environ.get("REBENCH_CACHE", "/nonexistent"), "restricted_mlm/*/protected/test.bin"),
     os.path.expanduser("~/.cache/rebench/restricted_mlm/*/protected/test.bin"),
     "/tmp/pytest-of-*/pytest-*/rebench-home*/cache/restricted_mlm/*/protected/test.bin",
-    "/work/**/restricted_mlm/*/protected/test.bin",
 ]
 
 
