@@ -35,6 +35,8 @@ CPU = Profile(
     params={
         **_COMMON,
         "tokenizer": "bpe2048",
+        "mask_text": "0 (the BPE's end-of-text token, as GPT-2's 50256 is in the paper)",
+        "vocab_text": "2048-token byte-level BPE trained on the corpus (tokenizer.json)",
         "eval_batches": 250,  # 2000 windows (the paper: 2000 batches of 8)
         "eval_time_limit_s": 150.0,
         "max_node_elements": 1 << 26,  # 256 MB of fp32 per op output
@@ -59,6 +61,8 @@ GPU = Profile(
     params={
         **_COMMON,
         "tokenizer": "gpt2",
+        "mask_text": "50256 (GPT-2's end-of-text token)",
+        "vocab_text": "GPT-2 BPE, 50257 tokens",
         "eval_batches": 2000,
         "eval_time_limit_s": 500.0,
         "max_node_elements": 1 << 28,

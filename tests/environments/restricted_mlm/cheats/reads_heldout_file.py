@@ -12,7 +12,8 @@ from torch import nn
 
 VOCAB = json.loads((Path(__file__).parent / "config.json").read_text())["vocab_size"]
 PATTERNS = [
-    os.path.join(os.environ.get("REBENCH_CACHE", "/nonexistent"), "restricted_mlm/*/protected/test.bin"),
+    os.path.join(os.environ.get("REBENCH_CACHE", "/nonexistent"),
+                 "restricted_mlm/*/protected/test.bin"),
     os.path.expanduser("~/.cache/rebench/restricted_mlm/*/protected/test.bin"),
     "/tmp/pytest-of-*/pytest-*/rebench-home*/cache/restricted_mlm/*/protected/test.bin",
 ]

@@ -2,7 +2,6 @@
 import json
 from pathlib import Path
 
-import torch
 from torch import nn
 
 VOCAB = json.loads((Path(__file__).parent / "config.json").read_text())["vocab_size"]

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 from model import build_model
 
-config = json.loads(open("config.json").read())
+with open("config.json") as f:
+    config = json.load(f)
 # -----------------------------------------------------------------------------
 # cpu: about 2-3 minutes on 2 cores; gpu: a bigger net, longer (about 10 min on an H200)
 SETTINGS = {

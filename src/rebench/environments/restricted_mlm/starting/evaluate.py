@@ -27,7 +27,8 @@ from graph_check import (
 parser = argparse.ArgumentParser()
 parser.add_argument("--batches", type=int, default=None, help="validation batches of 8")
 args = parser.parse_args()
-config = json.loads(open("config.json").read())
+with open("config.json") as f:
+    config = json.load(f)
 masking = Masking(config["batch_size"], config["seq_len"], config["vocab_size"],
                   config["mask_id"], config["mask_fraction"], config["mask_seed"])
 batches = args.batches or config["val_batches"]
