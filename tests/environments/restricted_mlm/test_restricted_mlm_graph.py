@@ -107,10 +107,19 @@ def test_malformed_graphs(conv_graph: Any) -> None:
     def two_outputs(graph: dict[str, Any]) -> None:
         graph["output"] = graph["output"] * 2
 
+    def three_operand_einsum(graph: dict[str, Any]) -> None:
+        node = next(n for n in graph["nodes"] if n["target"].startswith("aten.einsum"))
+        node["args"][1].append(node["args"][1][0])
+
+    def deep_nesting(graph: dict[str, Any]) -> None:
+        del graph  # built as text by _deep_text
+
     cases = [(undefined_ref, "before it is defined"), (duplicate, "defined twice"),
-             (unknown_arg, "not a constant"), (two_outputs, "exactly one tensor")]
+             (unknown_arg, "not a constant"), (two_outputs, "exactly one tensor"),
+             (three_operand_einsum, "at most two operands"), (deep_nesting, "nested")]
     for edit, message in cases:
-        text, tensors = _edited(conv_graph, edit)
+        text, tensors = _edited(conv_graph, edit) if edit is not deep_nesting else (
+            _deep_text(conv_graph), conv_graph[2])
         with pytest.raises(GraphError, match=message):
             parse_graph(text, tensors)
     _, _, tensors = conv_graph
@@ -118,6 +127,13 @@ def test_malformed_graphs(conv_graph: Any) -> None:
         parse_graph("{", tensors)
     with pytest.raises(GraphError, match="different tensors"):
         parse_graph(_edited(conv_graph, lambda g: None)[0], {})
+
+
+def _deep_text(conv_graph: Any) -> str:
+    """graph.json with an argument nested 100,000 lists deep (json.dumps cannot write it)."""
+    _, graph, _ = conv_graph
+    text = json.dumps(graph)
+    return text.replace('"args": [', '"args": [' + "[" * 100_000 + "]" * 100_000 + ", ", 1)
 
 
 def test_meta_pass_bounds_memory(conv_graph: Any) -> None:

@@ -12,10 +12,8 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +22,7 @@ import torch
 
 from rebench.environments.restricted_mlm import export_child
 from rebench.environments.restricted_mlm.graph_check import GraphError
-from rebench.sandbox.process import kill_group
+from rebench.sandbox.process import run_process_group
 
 CHILD_SCRIPT = Path(export_child.__file__)
 MAX_GRAPH_BYTES = 16 * 1024 * 1024
@@ -65,31 +63,19 @@ def run_export(wrap: WrapFn, solution_dir: Path, request: ExportRequest) -> Expo
         argv = wrap([sys.executable, CHILD_SCRIPT.name, str(solution_dir), ".",
                      str(request.vocab_size), str(request.seq_len), str(request.batch_size),
                      str(request.mask_id)], workdir)
-        start = time.monotonic()
-        log = workdir.parent / f"{workdir.name}.log"
-        try:
-            _run(argv, workdir, log, request.timeout_s)
-            child_s = time.monotonic() - start
-            tail = log.read_bytes()[-2000:].decode(errors="replace")
-        finally:
-            log.unlink(missing_ok=True)
-        return _collect(workdir, request, child_s, tail)
+        result = run_process_group(argv, workdir, _child_env(), request.timeout_s)
+        tail = (result.stdout + result.stderr)[-2000:]
+        if result.timed_out:
+            raise GraphError(f"exporting the model took longer than {request.timeout_s:.0f} s "
+                             "(get_trained_model() and one forward)")
+        return _collect(workdir, request, result.duration_s, tail)
 
 
-def _run(argv: list[str], workdir: Path, log: Path, timeout_s: float) -> None:
+def _child_env() -> dict[str, str]:
+    """Our environment minus the harness's own locations (local isolation passes it on)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
     env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
-    with log.open("wb") as out:
-        proc = subprocess.Popen(argv, cwd=workdir, env=env, stdin=subprocess.DEVNULL,
-                                stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
-        try:
-            proc.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            raise GraphError(f"exporting the model took longer than {timeout_s:.0f} s "
-                             "(get_trained_model() and one forward)") from None
-        finally:
-            kill_group(proc.pid)
-            proc.wait()
+    return env
 
 
 def _collect(workdir: Path, request: ExportRequest, child_s: float, tail: str) -> Export:

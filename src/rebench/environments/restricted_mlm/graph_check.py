@@ -143,6 +143,13 @@ def _check_literal(value: Any, step: str) -> None:
 def parse_graph(text: str, tensors: Mapping[str, torch.Tensor]) -> Program:
     """Check a graph.json against the allow-list and return the program it describes."""
     try:
+        return _parse(text, tensors)
+    except RecursionError:
+        raise GraphError("graph.json is nested too deeply") from None
+
+
+def _parse(text: str, tensors: Mapping[str, torch.Tensor]) -> Program:
+    try:
         graph = json.loads(text)
     except ValueError as exc:
         raise GraphError(f"graph.json is not valid JSON: {exc}") from None
@@ -204,6 +211,12 @@ def _parse_step(raw: Mapping[str, Any], defined: set[str]) -> Step:
     defined.add(name)
     op = _resolve_op(target)
     assert op is not None  # _node_list refused every other target
+    if target.startswith("aten.einsum.") and not (
+            len(args) in (2, 3) and isinstance(args[1], list) and len(args[1]) <= 2):
+        # With three or more operands torch's pairwise contraction can build intermediates
+        # far larger than any output the memory check sees.
+        raise GraphError(f"node {name}: einsum takes at most two operands here "
+                         f"(from {raw.get('where', '')})")
     return Step(name, target, op, args, kwargs, str(raw.get("where", ""))[:400])
 
 
