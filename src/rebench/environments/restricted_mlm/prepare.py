@@ -5,6 +5,8 @@ public/   (copied into every workspace)
   data/train.bin, data/val.bin   uint16 token ids (train; the agent's validation split)
   tokenizer.json                 the profile's BPE (BPE profiles only)
   config.json                    vocabulary, mask id, shapes, masking and evaluation settings
+  model.pt                       the starting MLP, trained here by starting/train.py, so
+                                 that a fresh workspace is a valid, scorable solution
   export_child.py, graph_check.py  the scorer's export child and checker, for evaluate.py
 protected/ (trusted scorer only)
   test.bin                       held-out tokens
@@ -17,11 +19,15 @@ from __future__ import annotations
 import json
 import secrets
 import shutil
+import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
-from rebench.assets.data import TokenSplits, token_splits
+from rebench.assets.data import AssetError, TokenSplits, token_splits
+from rebench.core.discovery import environment_dir
 from rebench.environments.restricted_mlm import export_child, graph_check
 from rebench.harness.context import PrepareContext
 
@@ -56,6 +62,22 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, val: np.ndarray,
     for module in (export_child, graph_check):
         shutil.copyfile(Path(str(module.__file__)), pub / Path(str(module.__file__)).name)
     (pub / "config.json").write_text(json.dumps(config, indent=2))
+
+
+def train_starting_model(ctx: PrepareContext) -> None:
+    """Run starting/train.py (our code) on the public files; keep its model.pt."""
+    starting = environment_dir(ctx.spec.id) / ctx.spec.solutions["starting"].folder
+    with tempfile.TemporaryDirectory(prefix="rebench-mlm-start-") as tmp:
+        work = Path(tmp)
+        for name in ("model.py", "train.py"):
+            shutil.copyfile(starting / name, work / name)
+        shutil.copyfile(ctx.public_dir / "config.json", work / "config.json")
+        (work / "data").symlink_to(ctx.public_dir / "data")
+        done = subprocess.run([sys.executable, "train.py"], cwd=work, capture_output=True,
+                              text=True, timeout=3600)
+        if done.returncode != 0:
+            raise AssetError(f"training the starting model failed:\n{done.stderr[-2000:]}")
+        shutil.copyfile(work / "model.pt", ctx.public_dir / "model.pt")
 
 
 def prepare(ctx: PrepareContext) -> None:
@@ -93,4 +115,6 @@ def prepare(ctx: PrepareContext) -> None:
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
     }
     _write_public(ctx, splits, val, config)
+    ctx.progress("training the starting model (starting/train.py)", 0.7)
+    train_starting_model(ctx)
     ctx.progress(f"done: {len(val)} validation and {len(test)} held-out test tokens", 1.0)
