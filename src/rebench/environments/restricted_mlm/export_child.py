@@ -169,6 +169,9 @@ def export_model(model: Any, example: Any) -> Any:
         raise TypeError(f"get_trained_model() returned {type(model).__name__}, "
                         "not a torch.nn.Module")
     model.eval()
+    first = next(iter(model.parameters()), None)
+    if first is not None:  # a model left on the GPU is exported there
+        example = example.to(first.device)
     program = torch.export.export(model, (example,), strict=False)
     # Functionalize (in-place ops become their functional forms; eval dropout disappears)
     # without decomposing: the allow-list is over these ops.
