@@ -114,7 +114,11 @@ def test_malformed_graphs(conv_graph: Any) -> None:
     def deep_nesting(graph: dict[str, Any]) -> None:
         del graph  # built as text by _deep_text
 
-    cases = [(undefined_ref, "before it is defined"), (duplicate, "defined twice"),
+    def input_is_a_tensor(graph: dict[str, Any]) -> None:
+        graph["inputs"] = [graph["tensors"][0]]
+
+    cases = [(input_is_a_tensor, "also the name"), (undefined_ref, "before it is defined"),
+             (duplicate, "defined twice"),
              (unknown_arg, "not a constant"), (two_outputs, "exactly one tensor"),
              (three_operand_einsum, "at most two operands"), (deep_nesting, "nested")]
     for edit, message in cases:

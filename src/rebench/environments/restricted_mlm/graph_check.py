@@ -159,6 +159,8 @@ def _parse(text: str, tensors: Mapping[str, torch.Tensor]) -> Program:
     if not isinstance(inputs, list) or len(inputs) != 1 or not isinstance(inputs[0], str):
         raise GraphError("the forward must take exactly one input: the token ids")
     input_name = inputs[0]
+    if input_name in tensors:
+        raise GraphError("the input's name is also the name of a stored tensor")
     tensor_names = graph.get("tensors")
     if not isinstance(tensor_names, list) or set(tensor_names) != set(tensors):
         raise GraphError("graph.json and the tensors file name different tensors")
