@@ -103,12 +103,11 @@ def forbidden_message(target: str, where: str) -> str:
 
 
 def _refs(value: Any) -> list[str]:
+    """The names an (already checked) argument refers to."""
     if isinstance(value, dict) and "ref" in value:
         return [str(value["ref"])]
     if isinstance(value, list):
         return [r for v in value for r in _refs(v)]
-    if isinstance(value, dict):
-        return []
     return []
 
 
