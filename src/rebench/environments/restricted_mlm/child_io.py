@@ -1,0 +1,139 @@
+"""Run the export child in the sandbox and read what it sent back, as data only.
+
+The child writes graph.json and tensors.safetensors into a fresh folder it may write to;
+the trusted side opens them relative to that folder's descriptor with O_NOFOLLOW (a link
+planted by the child is refused), checks they are regular files under a size limit, and
+parses them with json and safetensors (no pickle anywhere).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from rebench.environments.restricted_mlm import export_child
+from rebench.environments.restricted_mlm.graph_check import GraphError
+from rebench.sandbox.process import run_process_group
+
+CHILD_SCRIPT = Path(export_child.__file__)
+MAX_GRAPH_BYTES = 16 * 1024 * 1024
+MAX_ERROR_BYTES = 64 * 1024
+_TENSOR_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
+                  torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool}
+
+WrapFn = Callable[[Sequence[str], Path], list[str]]
+
+
+@dataclass(frozen=True)
+class ExportRequest:
+    """What the child exports: the example batch's shape and the vocabulary."""
+
+    vocab_size: int
+    seq_len: int
+    batch_size: int
+    mask_id: int
+    timeout_s: float
+    max_tensor_bytes: int
+
+
+@dataclass(frozen=True)
+class Export:
+    """The child's graph text and its tensors (on the CPU), plus how long the child took."""
+
+    graph_text: str
+    tensors: dict[str, torch.Tensor]
+    child_s: float
+    log_tail: str
+
+
+def run_export(wrap: WrapFn, solution_dir: Path, request: ExportRequest) -> Export:
+    """Run the child on the snapshot; raise GraphError with the agent-visible reason."""
+    with tempfile.TemporaryDirectory(prefix="rebench-mlm-") as tmp:
+        workdir = Path(tmp)
+        shutil.copyfile(CHILD_SCRIPT, workdir / CHILD_SCRIPT.name)
+        argv = wrap([sys.executable, CHILD_SCRIPT.name, str(solution_dir), ".",
+                     str(request.vocab_size), str(request.seq_len), str(request.batch_size),
+                     str(request.mask_id)], workdir)
+        result = run_process_group(argv, workdir, _child_env(), request.timeout_s)
+        tail = (result.stdout + result.stderr)[-2000:]
+        if result.timed_out:
+            raise GraphError(f"exporting the model took longer than {request.timeout_s:.0f} s "
+                             "(get_trained_model() and one forward)")
+        return _collect(workdir, request, result.duration_s, tail)
+
+
+def _child_env() -> dict[str, str]:
+    """Our environment minus the harness's own locations (local isolation passes it on)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
+    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
+    return env
+
+
+def _collect(workdir: Path, request: ExportRequest, child_s: float, tail: str) -> Export:
+    dfd = os.open(workdir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        error = _read(dfd, export_child.ERROR_FILE, MAX_ERROR_BYTES)
+        if error is not None:
+            raise GraphError("model.py could not be exported: " + _error_text(error))
+        graph = _read(dfd, export_child.GRAPH_FILE, MAX_GRAPH_BYTES)
+        blob = _read(dfd, export_child.TENSORS_FILE, request.max_tensor_bytes)
+    finally:
+        os.close(dfd)
+    if graph is None or blob is None:
+        raise GraphError("the export child ended without a graph (it crashed or was "
+                         f"killed); its output ended with: {tail[-600:]}")
+    return Export(graph.decode(errors="replace"), load_tensors(blob), child_s, tail)
+
+
+def _read(dfd: int, name: str, limit: int) -> bytes | None:
+    """A regular file of the child's folder, or None when absent; GraphError otherwise."""
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=dfd)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise GraphError(f"{name} from the export child cannot be read ({exc.strerror})") from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise GraphError(f"{name} from the export child is not a regular file")
+        if info.st_size > limit:
+            raise GraphError(f"{name} is {info.st_size / 1e6:.1f} MB, more than the limit "
+                             f"{limit / 1e6:.1f} MB")
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            return fh.read(limit + 1)[:limit]
+    finally:
+        os.close(fd)
+
+
+def _error_text(raw: bytes) -> str:
+    try:
+        data = json.loads(raw)
+        return f"{data['error']}\n{data.get('traceback', '')}"[:3000]
+    except (ValueError, KeyError, TypeError):
+        return raw.decode(errors="replace")[:3000]
+
+
+def load_tensors(blob: bytes) -> dict[str, torch.Tensor]:
+    """safetensors bytes as dense tensors of plain dtypes with finite values."""
+    from safetensors.torch import load
+
+    try:
+        tensors = load(blob)
+    except Exception as exc:  # malformed file from the child
+        raise GraphError(f"the tensors file is not valid safetensors: {str(exc)[:200]}") from None
+    for name, value in tensors.items():
+        if value.dtype not in _TENSOR_DTYPES:
+            raise GraphError(f"tensor {name[:60]} has dtype {value.dtype}, not allowed")
+        if value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            raise GraphError(f"tensor {name[:60]} contains NaN or infinite values")
+    return tensors

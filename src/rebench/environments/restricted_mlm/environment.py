@@ -1,0 +1,104 @@
+"""Restricted Architecture MLM: a masked language model whose forward uses only allowed ops."""
+
+from __future__ import annotations
+
+from rebench.core.spec import (
+    Aggregation,
+    Direction,
+    EnvironmentSpec,
+    ParamValue,
+    Profile,
+    SolutionRecipe,
+)
+
+# Shared by both profiles: the paper's task shape (8 x 128 batches, 15% masked) and limits.
+_COMMON: dict[str, ParamValue] = {
+    "seq_len": 128,
+    "batch_size": 8,
+    "mask_fraction": 0.15,
+    "mask_seed": 20240601,  # the scorer's masks; knowing them does not reveal held-out tokens
+    "loss_floor": 1.5,  # c in ln(loss - c), the paper's constant (both profiles' losses allow it)
+    "chunk_tokens": 4096,  # held-out documents are cut into chunks split val/test by a secret
+    "export_timeout_s": 180.0,
+    "max_tensor_bytes": 1024**3,
+}
+
+CPU = Profile(
+    name="cpu",
+    description="2 CPU cores: 2048-token BPE (mask = its end-of-text id 0), 250 held-out "
+    "batches of 8 x 128",
+    # `rebench calibrate restricted_mlm -p cpu -n 1` (bwrap) on 2026-11-30, torch 2.13.0 CPU:
+    # held-out masked loss 6.276 (start) and 4.758 (reference). Loss-based, so other CPUs
+    # differ only by float rounding and by the secret held-out split (about 0.01 raw).
+    starting_raw=1.5637442438271578,
+    reference_raw=1.181136119985378,
+    anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
+    params={
+        **_COMMON,
+        "tokenizer": "bpe2048",
+        "mask_text": "0 (the BPE's end-of-text token, as GPT-2's 50256 is in the paper)",
+        "vocab_text": "2048-token byte-level BPE trained on the corpus (tokenizer.json)",
+        "eval_batches": 250,  # 2000 windows (the paper: 2000 batches of 8)
+        "eval_time_limit_s": 150.0,
+        "max_node_elements": 1 << 26,  # 256 MB of fp32 per op output
+        "train_profile": "cpu",  # picks the numbers block of starting/ and reference/ train.py
+        "max_user_tokens": 20_000_000,
+    },
+    gpus=0,
+    memory_gb=6.0,
+    default_budget_s=2 * 3600.0,
+    scoring_timeout_s=420.0,
+)
+
+GPU = Profile(
+    name="gpu",
+    description="one GPU: GPT-2 BPE (mask id 50256 as in the paper), 2000 held-out batches "
+    "of 8 x 128 as in the paper",
+    # PROVISIONAL, not measured: to be measured on the H200 with `rebench calibrate
+    # restricted_mlm -p gpu` (see README). Reasoned estimates: start = the GPT-2-token
+    # unigram entropy of this corpus, about 7.0 nats (the paper: 7.6 on OpenWebText);
+    # reference about 5.0 (the cpu reference gains 1.5 nats over its start).
+    starting_raw=1.70,
+    reference_raw=1.25,
+    anchors_hardware="gpu:provisional (to be measured on the H200)",
+    params={
+        **_COMMON,
+        "tokenizer": "gpt2",
+        "mask_text": "50256 (GPT-2's end-of-text token)",
+        "vocab_text": "GPT-2 BPE, 50257 tokens",
+        "eval_batches": 2000,
+        "eval_time_limit_s": 500.0,
+        "max_node_elements": 1 << 28,
+        "train_profile": "gpu",
+        "max_user_tokens": 500_000_000,
+    },
+    gpus=1,
+    memory_gb=32.0,
+    default_budget_s=8 * 3600.0,
+    scoring_timeout_s=900.0,
+)
+
+SPEC = EnvironmentSpec(
+    id="restricted_mlm",
+    version="1.0.0",
+    title="Restricted Architecture MLM",
+    direction=Direction.LOWER,
+    raw_score_meaning="ln(L - c): L is the held-out masked-token loss (nats) of the forward "
+    "exported from model.py and run by the scorer, c the profile's loss_floor",
+    profiles={"cpu": CPU, "gpu": GPU},
+    solutions={
+        # The workspace as given: prepare trained the MLP into public/model.pt with
+        # starting/train.py, so a fresh workspace scores (t = 0) without training first.
+        "starting": SolutionRecipe("starting"),
+        "reference": SolutionRecipe("reference", run=("python", "train.py"),
+                                    run_timeout_s=1800.0),
+    },
+    aggregation=Aggregation.BEST,
+    # model.py and what it loads; data/ (train and validation tokens) is left out.
+    solution_globs=("**/*.py", "**/*.pt", "**/*.pth", "**/*.safetensors", "**/*.npy",
+                    "**/*.json"),
+    snapshot_max_bytes=2 * 1024**3,
+    child_modules=("export_child",),
+    paper_starting_raw=1.8141730640649552,
+    paper_reference_raw=1.1314021114911004,
+)

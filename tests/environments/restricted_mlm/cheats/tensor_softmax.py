@@ -1,0 +1,24 @@
+"""Attention with a softmax tensor method: x.softmax(-1)."""
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+VOCAB = json.loads((Path(__file__).parent / "config.json").read_text())["vocab_size"]
+
+
+class Net(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, 16)
+        self.head = nn.Linear(16, VOCAB)
+
+    def forward(self, tokens):
+        h = self.embed(tokens)
+        att = torch.einsum("btc,bsc->bts", h, h).softmax(-1)
+        return self.head(torch.einsum("bts,bsc->btc", att, h))
+
+
+def get_trained_model():
+    return Net()
