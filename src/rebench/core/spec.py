@@ -128,9 +128,6 @@ class EnvironmentSpec:
     params_type: type | None = None
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
-    # Modules of rebench/environments/<id>/ that untrusted children may import (standard
-    # library, third-party packages and each other only), e.g. ("child_runner",).
-    child_modules: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not self.id.isidentifier():

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from rebench.assets.data import AssetError, TokenSplits, token_splits
+from rebench.assets.secret import derive
 from rebench.core.discovery import environment_dir
 from rebench.environments.restricted_mlm import export_child, graph_check
 from rebench.harness.context import PrepareContext
@@ -81,17 +82,26 @@ def train_starting_model(ctx: PrepareContext) -> None:
 
 
 def prepare(ctx: PrepareContext) -> None:
-    """Build the assets of one profile (see the module docstring for the layout)."""
-    params = ctx.profile.params
-    splits = token_splits(str(params["tokenizer"]), ctx.options.get("corpus"),
-                          int(params["max_user_tokens"]), ctx.progress)
-    ctx.progress("choosing the held-out test split from fresh randomness", 0.6)
+    """Build the assets of one profile (see the module docstring for the layout). The corpus
+    split and the held-out test chunks both follow from one secret drawn here."""
     secret = secrets.token_bytes(SECRET_BYTES)
+    ctx.protected_dir.mkdir(parents=True, exist_ok=True)
+    (ctx.protected_dir / "secret.bin").write_bytes(secret)
+    with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
+        params = ctx.profile.params
+        splits = token_splits(str(params["tokenizer"]), ctx.options.get("corpus"),
+                              int(params["max_user_tokens"]),
+                              derive(secret, "restricted_mlm/corpus-split"),
+                              Path(scratch) / "corpus", ctx.progress)
+        _build(ctx, splits, secret)
+
+
+def _build(ctx: PrepareContext, splits: TokenSplits, secret: bytes) -> None:
+    params = ctx.profile.params
+    ctx.progress("choosing the held-out test split from fresh randomness", 0.6)
     heldout = np.concatenate([np.asarray(splits.tokens("val")),
                               np.asarray(splits.tokens("test"))])
     val, test = split_heldout(heldout, int(params["chunk_tokens"]), secret)
-    ctx.protected_dir.mkdir(parents=True, exist_ok=True)
-    (ctx.protected_dir / "secret.bin").write_bytes(secret)
     test.tofile(ctx.protected_dir / "test.bin")
     shape = {
         "vocab_size": splits.vocab_size, "mask_id": splits.eot_id,
