@@ -37,8 +37,10 @@ CPU = Profile(
         "n_layer": 2, "n_head": 2, "n_embd": 64, "block_size": 128,
         "pretrain_steps": 150, "pretrain_batch_size": 8, "pretrain_lr": 3e-3,
         "pretrain_seed": 1,
-        # sum over tensors of ||w - w_ref||_2 must stay below this (see README: drift)
-        "norm_threshold": 0.05,
+        # sum over tensors of ||w - w_ref||_2 must stay below this. Measured (README):
+        # float noise 0.00066 (2 threads vs 1), bf16 autocast 0.106, half the learning
+        # rate 3.34, half the steps 4.90, base weights 7.31.
+        "norm_threshold": 0.01,
     },
     gpus=0,
     memory_gb=6.0,
