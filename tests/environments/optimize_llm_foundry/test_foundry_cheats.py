@@ -24,6 +24,7 @@ EXPECTED_MESSAGE = {
     "symlinked_weights.sh": "is a link",
     "symlinked_folder.sh": "is a link",
     "search_heldout.sh": "exited with code 4",
+    "leak_heldout.sh": "exited with code 1",
     "changed_hyperparameters.sh": "differ from the reference",
     "weights_from_workspace.sh": "differ from the reference",
 }
@@ -63,6 +64,7 @@ def test_cheat_is_invalid(name: str, score_solution: Scorer,
     result = score_solution(CHEATS / name, extra, base="reference")
     assert not result.valid, f"{name} scored {result.raw}: {result.message}"
     assert EXPECTED_MESSAGE[name] in result.message["error"], result.message
+    assert "prompt" not in str(result.message)  # no held-out row reaches the agent
     assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
 
 

@@ -92,8 +92,10 @@ def score(ctx: ScoringContext) -> ScoreResult:
             f"finetune.sh did not finish within {ctx.profile.scoring_timeout_s:.0f} s",
             **details)
     if code != 0:
-        return ScoreResult.invalid(f"finetune.sh exited with code {code}; output ends "
-                                   f"with:\n{_tail(log)}", **details)
+        # The output stays private: it could print the held-out rows to the agent.
+        return ScoreResult.invalid(f"finetune.sh exited with code {code} (its output is "
+                                   "not shown: it ran on held-out data)",
+                                   output_tail=_tail(log), **details)
     state = read_weights(work, expected)
     if isinstance(state, str):
         return ScoreResult.invalid(state, **details)
