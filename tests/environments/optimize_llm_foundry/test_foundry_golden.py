@@ -1,0 +1,81 @@
+"""Golden tests (cpu profile): the starting pipeline normalizes to 0 and the reference to
+about 1 against anchors measured in this session; both produce the reference weights; the
+spec, instructions and assets are sound."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from foundry_helpers import CpuEnv, Scorer
+
+from rebench.core.discovery import validate_environment
+from rebench.core.instructions import render_instructions
+from rebench.core.normalize import Anchors, normalize
+from rebench.core.paths import env_cache_dir
+from rebench.core.score import ScoreResult
+from rebench.core.spec import Direction
+from rebench.environments.optimize_llm_foundry.environment import SPEC
+
+
+def test_environment_folder_is_complete() -> None:
+    assert validate_environment("optimize_llm_foundry") == []
+
+
+def test_instructions_fill_every_placeholder() -> None:
+    for profile in SPEC.profiles.values():
+        text = render_instructions(SPEC, profile)
+        assert "{" not in text.replace('{"prompt"', ""), text
+        assert str(profile.params["norm_threshold"]) in text
+
+
+def test_anchors_keep_the_papers_direction_and_ratio() -> None:
+    assert SPEC.direction is Direction.LOWER
+    assert SPEC.paper_reference_raw is not None and SPEC.paper_starting_raw is not None
+    assert SPEC.paper_reference_raw < SPEC.paper_starting_raw
+    cpu = SPEC.profile("cpu")
+    # the cpu reference must be at least twice as fast as the start
+    assert cpu.starting_raw - cpu.reference_raw >= math.log(2)
+
+
+def test_prepared_assets_are_split(cpu_env: CpuEnv) -> None:
+    assets = env_cache_dir(cpu_env.spec.id, cpu_env.profile.name)
+    public = {p.relative_to(assets / "public").as_posix()
+              for p in (assets / "public").rglob("*") if p.is_file()}
+    assert {"base_model/model.safetensors", "tokenizer.json", "finetune.yaml",
+            "train_data.jsonl", "foundry/model.py"} <= public
+    protected = assets / "protected"
+    heldout = (protected / "heldout_data.jsonl").read_text()
+    assert heldout != (assets / "public" / "train_data.jsonl").read_text()
+    assert len(heldout.splitlines()) == int(cpu_env.profile.params["rows"])
+    assert (protected / "reference_model.safetensors").is_file()
+
+
+def _check(result: ScoreResult, threshold: float) -> None:
+    assert result.valid, result.message
+    assert result.details["norm"] < threshold
+    assert math.isclose(math.log(result.details["seconds"]), result.raw, abs_tol=1e-6)
+
+
+@pytest.mark.slow
+def test_start_and_reference_train_the_reference_weights(
+        start_result: ScoreResult, reference_result: ScoreResult, cpu_env: CpuEnv) -> None:
+    threshold = float(cpu_env.profile.params["norm_threshold"])
+    _check(start_result, threshold)
+    _check(reference_result, threshold)
+
+
+@pytest.mark.slow
+def test_starting_normalizes_to_zero(score_solution: Scorer, local_anchors: Anchors,
+                                     cpu_env: CpuEnv) -> None:
+    result = score_solution("starting")
+    _check(result, float(cpu_env.profile.params["norm_threshold"]))
+    assert abs(normalize(result.raw, local_anchors, cpu_env.spec.direction)) <= 0.05
+
+
+@pytest.mark.slow
+def test_reference_normalizes_to_one(score_solution: Scorer, local_anchors: Anchors,
+                                     cpu_env: CpuEnv) -> None:
+    result = score_solution("reference")
+    _check(result, float(cpu_env.profile.params["norm_threshold"]))
+    assert 0.8 <= normalize(result.raw, local_anchors, cpu_env.spec.direction) <= 1.3
