@@ -18,7 +18,6 @@ protected/ (trusted scorer only)
 from __future__ import annotations
 
 import json
-import secrets
 import shutil
 import tempfile
 from pathlib import Path
@@ -32,6 +31,7 @@ from rebench.assets import gpt as gpt_module
 from rebench.assets.corpus import offline_documents, split_documents
 from rebench.assets.data import offline_token_splits
 from rebench.assets.gpt import GPT, GPTConfig
+from rebench.assets.secret import derive, draw_secret, store_secret
 from rebench.assets.train import TrainConfig, new_model, train
 from rebench.environments.optimize_llm_foundry.pipeline import (
     PipelineError,
@@ -45,7 +45,7 @@ from rebench.harness.context import PrepareContext
 # The public rows' seed is fixed (the agent has them anyway); the held-out rows' is secret.
 _PUBLIC_ROWS_SEED = 20241115
 # Where token_splits puts held-out works: the same seed and fractions (rebench.assets.data).
-_SPLIT_SEED, _SPLIT_FRACTION = 1234, 0.05
+_SPLIT_FRACTION = 0.05  # of each source's text for each of val and test
 
 
 def finetune_yaml(params: dict[str, object]) -> dict[str, object]:
@@ -133,20 +133,24 @@ def reference_weights(ctx: PrepareContext) -> None:
 
 
 def prepare(ctx: PrepareContext) -> None:
-    """Build the assets of one profile (see the module docstring for the layout)."""
+    """Build the assets of one profile (see the module docstring for the layout). Which works
+    are held out, and which held-out rows are drawn, follow from a secret drawn here."""
     p = ctx.profile.params
-    splits = offline_token_splits(str(p["tokenizer"]), progress=ctx.progress)
-    documents = split_documents(offline_documents(), _SPLIT_SEED, _SPLIT_FRACTION,
-                                _SPLIT_FRACTION)
-    n_rows = int(p["rows"])
-    public_rows = make_rows(documents["train"], n_rows,
-                            np.random.default_rng(_PUBLIC_ROWS_SEED))
-    # Held-out rows: works the agent never sees (val and test splits), from a secret seed.
-    secret = int.from_bytes(secrets.token_bytes(16), "little")
-    heldout = make_rows([*documents["val"], *documents["test"]], n_rows,
-                        np.random.default_rng(secret))
-    write_jsonl(heldout, ctx.protected_dir / "heldout_data.jsonl")
-    model = _pretrain(ctx, splits.tokens("train"), splits.vocab_size)
-    _write_public(ctx, model, splits.root / "tokenizer.json", public_rows)
+    secret = draw_secret()
+    store_secret(ctx.protected_dir, secret)
+    key = derive(secret, "optimize_llm_foundry/corpus-split")
+    with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
+        splits = offline_token_splits(str(p["tokenizer"]), key, Path(scratch) / "corpus",
+                                      _SPLIT_FRACTION, _SPLIT_FRACTION, progress=ctx.progress)
+        documents = split_documents(offline_documents(), key, _SPLIT_FRACTION, _SPLIT_FRACTION)
+        n_rows = int(p["rows"])
+        public_rows = make_rows(documents["train"], n_rows,
+                                np.random.default_rng(_PUBLIC_ROWS_SEED))
+        # Held-out rows: works the agent never sees (val and test), drawn with the secret.
+        rows_rng = np.random.default_rng(int.from_bytes(derive(secret, "foundry/rows"), "little"))
+        heldout = make_rows([*documents["val"], *documents["test"]], n_rows, rows_rng)
+        write_jsonl(heldout, ctx.protected_dir / "heldout_data.jsonl")
+        model = _pretrain(ctx, splits.tokens("train"), splits.vocab_size)
+        _write_public(ctx, model, splits.root / "tokenizer.json", public_rows)
     ctx.progress("training the reference weights with the starting pipeline", 0.7)
     reference_weights(ctx)
