@@ -7,10 +7,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import CHEATS
 
 from rebench.core.score import ScoreResult
 from rebench.sandbox import Isolation
+
+CHEATS = Path(__file__).parent / "cheats"
 
 # cheat file -> a text the agent-visible reason must contain
 EXPECTED_MESSAGE = {
