@@ -83,13 +83,20 @@ def score(ctx: ScoringContext) -> ScoreResult:
     details: dict[str, Any] = {"n": plan.n, "device": plan.device,
                                "load_before": machine_load()}
     transport = CudaTransport(plan.n) if plan.device == "cuda" else CpuTransport(plan.n)
+    try:
+        return _score_with(ctx, plan, transport, details)
+    finally:
+        transport.close()
+
+
+def _score_with(ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | CudaTransport,
+                details: dict[str, Any]) -> ScoreResult:
     session = _session(ctx, plan, transport)
     try:
         details["startup_s"] = round(session.start(), 3)
         calls = _run_calls(session, plan, details)
     except SubmissionError as exc:
         details["child_log_tail"] = session.log_tail()
-        transport.close()
         return ScoreResult.invalid(str(exc), **details)
     finally:
         session.close()  # the tree is dead before any expected output exists
@@ -98,7 +105,6 @@ def score(ctx: ScoringContext) -> ScoreResult:
     times_ms = [c.seconds * 1e3 for c in calls]
     details["timed_ms"] = [round(t, 4) for t in times_ms]
     problem = _verify(calls, plan, transport)
-    transport.close()
     if problem is not None:
         return ScoreResult.invalid(problem, **details)
     return _result(times_ms, plan.statistic, details)
