@@ -27,6 +27,7 @@ from rebench.environments.triton_cumsum.protocol import (
     DONE,
     FLAG_BYTES,
     GO,
+    SLOT,
     ChildGone,
     Tag,
     pending,
@@ -74,9 +75,9 @@ def _cuda_buffers(args: argparse.Namespace) -> tuple[Any, Any]:
     message = receive(args.go_fd, deadline=time.monotonic() + 120.0, max_payload=1 << 20)
     if message.tag is not Tag.HANDLES:
         raise RuntimeError(f"expected the buffer handles, got {message.tag.name}")
-    x, out = pickle.loads(message.payload)  # sent by the trusted scorer
-    torch.cuda.set_device(x.device)
-    return x, out
+    xs, outs = pickle.loads(message.payload)  # sent by the trusted scorer: lists of slots
+    torch.cuda.set_device(xs[0].device)
+    return xs, outs
 
 
 def _load_solution(solution_dir: str) -> tuple[Any, bool]:
@@ -136,8 +137,9 @@ def _serve_cpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Name
 
 
 def _serve_gpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Namespace) -> None:
-    """Busy-wait on the go slot of the flag page; after each call synchronize and write the
-    done slot. The scorer trusts none of it: it ends its clock with its own GPU read."""
+    """`x`, `out`: the scorer's buffer slots. Busy-wait on the go slot of the flag page;
+    after each call synchronize and write the done slot. The scorer trusts none of it: it
+    ends its clock with its own GPU read."""
     import torch
 
     page = mmap.mmap(args.flag_fd, FLAG_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
@@ -150,7 +152,8 @@ def _serve_gpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Name
             spins += 1
             if spins & 0x3FFF == 0 and pending(args.go_fd):  # quit, or the scorer is gone
                 return
-        problem = _one_call(fn, accepts_out, x, out, args.n)
+        slot = flags[SLOT]
+        problem = _one_call(fn, accepts_out, x[slot], out[slot], args.n)
         if problem is not None:
             send(args.done_fd, Tag.ERROR, problem.encode())
             return

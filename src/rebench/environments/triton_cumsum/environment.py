@@ -41,10 +41,15 @@ GPU = Profile(
     anchors_hardware="gpu:NVIDIA H200",
     params={
         "n": 100_000_000, "n_human": "100,000,000", "device": "cuda", "timed_calls": 100,
+        # Calls are timed in batches of fresh inputs (gpu_transport.py): the protocol's
+        # fixed cost (two GPU context switches, one wake-up) is spread over a batch.
+        "batch": 10,
         # Preparing a call's input may take this x its time alone plus this many ms before
         # the GPU counts as shared (gpu_transport.py): GPU contexts are time-sliced.
         "prep_factor": 2.0, "prep_slack_ms": 0.5,
-        "statistic": "median", "statistic_text": "the median of the timed calls counts",
+        "statistic": "median",
+        "statistic_text": "the calls are timed in batches of 10 back-to-back calls, and the "
+                          "median over the batches of the time per call counts",
         "device_name": "a GPU",
         "device_hint": "We recommend Triton; any GPU code (CUDA, PyTorch) is allowed.",
         **_COMMON,

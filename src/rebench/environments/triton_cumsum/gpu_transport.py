@@ -1,31 +1,36 @@
 """GPU buffers and the trusted side of the GPU timing protocol (see README, "How a score is
 taken").
 
-The scorer owns the CUDA input and output buffers (shared once with the child through CUDA
-IPC) and a small shared-memory flag page (a sealed memfd, inherited by the child; no path
-on disk). Per call:
+The scorer owns `batch` pairs of CUDA input and output buffers (shared once with the child
+through CUDA IPC) and a small shared-memory flag page (a sealed memfd inherited by the
+child; no path on disk). Calls are timed in batches, one batch per sample:
 
-1. prepare: on the scorer's own stream, draw a fresh input, poison the output, draw secret
-   sample positions; time that with the scorer's CUDA events. GPU contexts are
-   time-sliced, so if anything else keeps the GPU busy meanwhile (a solution kernel that
-   polls the input to start early, a hog) this preparation takes far longer than it does
-   alone, and the call is refused.
-2. time: the clock starts, the go number is written to the flag page (the child busy-waits
-   on it), the scorer busy-waits for the child's done number, then gathers the output at
-   the secret sample positions on its own stream and synchronizes. The clock stops when
-   that gather has finished: "done" is established by the scorer's own GPU work, not by
-   anything the child says. If the child reported early, the gather either waits for the
-   child's context to yield the GPU (its time is counted) or reads unwritten positions
-   (the call is wrong). Nothing is subtracted from the clock.
-3. after the clock: the child tree is frozen and the scorer hashes the whole output with
-   secret weights; the expected answer's hash is computed only after the child is dead.
+1. prepare (the child's processes frozen): on the scorer's own stream, draw a fresh input
+   into every slot, poison every output, draw secret sample positions. Each slot's
+   preparation is timed on the wall clock: GPU contexts are time-sliced, so if anything
+   else keeps the GPU busy meanwhile (a solution kernel left running to start early, a
+   hog), a slot takes far longer than it does alone, and the batch is refused.
+2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
+   and the call's number are written to the flag page (the child busy-waits on it) and
+   the scorer busy-waits for the child's done number. After the last call the scorer
+   gathers every output at its secret sample positions on its own stream and
+   synchronizes; then the clock stops. "Done" is established by the scorer's own GPU work,
+   not by anything the child says: work the child left running delays the gather (its
+   time is counted) or leaves sampled positions unwritten (the batch is wrong). A child
+   that reports one call early only moves time into the next call of the same batch.
+   Nothing is subtracted: the sample is the batch's time over its number of calls.
+3. after the clock: the tree is frozen and every output is hashed with secret weights; the
+   expected answers (and their hashes) are computed only after the child is dead.
+
+Two GPU context switches and one wake-up per batch are the protocol's cost; a batch of B
+calls spreads them over B calls.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
-import statistics
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -37,9 +42,9 @@ from rebench.environments.triton_cumsum.buffers import (
     poison,
     sealed_memfd,
 )
-from rebench.environments.triton_cumsum.protocol import DONE, FLAG_BYTES, Tag, send
+from rebench.environments.triton_cumsum.protocol import DONE, FLAG_BYTES, GO, SLOT, Tag, send
 
-SAMPLES = 65536  # positions read inside the clock; 1e-4 unwritten is caught w.p. 1 - e^-6.5
+SAMPLES = 65536  # positions read inside the clock: 1e-4 unwritten is caught w.p. 1 - e^-6.5
 
 # Called every few thousand spins of a wait with the deadline; raises to stop the wait.
 CheckFn = Callable[[int], None]
@@ -47,11 +52,12 @@ CheckFn = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Prepared:
-    """One call's secrets: the input seed, the sample positions, the prep's GPU time."""
+    """One batch's secrets: the input seeds and sample positions, and the slowest slot's
+    preparation (wall milliseconds)."""
 
-    seed: int
-    positions: torch.Tensor
-    prep_ms: float
+    seeds: tuple[int, ...]
+    positions: tuple[torch.Tensor, ...]
+    slowest_ms: float
 
 
 def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -62,22 +68,25 @@ def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
 class CudaTransport:
     """The scorer's CUDA buffers, flag page and private stream (trusted side)."""
 
-    def __init__(self, n: int, samples: int = SAMPLES) -> None:
+    def __init__(self, n: int, batch: int, samples: int = SAMPLES) -> None:
         self.n = n
         self.samples = samples
-        self.x = torch.empty(n, dtype=torch.int32, device="cuda")
-        self.out = torch.empty(n, dtype=torch.int32, device="cuda")
+        self.xs = [torch.empty(n, dtype=torch.int32, device="cuda") for _ in range(batch)]
+        self.outs = [torch.empty_like(x) for x in self.xs]
         self.stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
         gen = torch.Generator(device="cuda").manual_seed(fresh_seed())
         with torch.cuda.stream(self.stream):
             self.weights = torch.randint(-(2**62), 2**62, (n,), dtype=torch.int64,
                                          device="cuda", generator=gen)
         self._flag_fd = sealed_memfd("rebench-flags", FLAG_BYTES)
-        self._map = mmap.mmap(self._flag_fd, FLAG_BYTES, mmap.MAP_SHARED)
+        self._map = mmap.mmap(self._flag_fd, FLAG_BYTES)
         self.flags = memoryview(self._map).cast("q")
-        self._events = (torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
-                        torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
-        self.prep_alone_ms = statistics.median(self.prepare().prep_ms for _ in range(7))
+        self.prepare()  # warm-up: allocator, generator kernels
+        self.prep_alone_ms = min(self.prepare().slowest_ms for _ in range(3))
+
+    @property
+    def batch(self) -> int:
+        return len(self.xs)
 
     # ---- child set-up ----------------------------------------------------------------
     def child_args(self) -> list[str]:
@@ -91,43 +100,49 @@ class CudaTransport:
 
         import torch.multiprocessing  # noqa: F401  (registers CUDA IPC reductions)
 
-        send(go_fd, Tag.HANDLES, bytes(ForkingPickler.dumps((self.x, self.out))))
+        send(go_fd, Tag.HANDLES, bytes(ForkingPickler.dumps((self.xs, self.outs))))
 
-    # ---- per call --------------------------------------------------------------------
+    # ---- per batch -------------------------------------------------------------------
     def prepare(self) -> Prepared:
-        """Fresh input, poisoned output, secret positions; timed on the scorer's stream."""
-        seed = fresh_seed()
-        start, end = self._events
-        with torch.cuda.stream(self.stream):
-            start.record()
-            draw_input(self.x, seed)
-            poison(self.out, seed)
-            gen = torch.Generator(device="cuda").manual_seed(seed ^ 0xA11CE)
-            positions = torch.randint(0, self.n, (self.samples,), device="cuda",
-                                      generator=gen)
-            end.record()
-        end.synchronize()
-        return Prepared(seed, positions, start.elapsed_time(end))
+        """Fresh inputs, poisoned outputs, secret positions, slot by slot on the scorer's
+        stream; each slot waited for and timed on the wall clock."""
+        seeds, positions, slowest = [], [], 0.0
+        for x, out in zip(self.xs, self.outs, strict=True):
+            seed = fresh_seed()
+            began = time.perf_counter()
+            with torch.cuda.stream(self.stream):
+                draw_input(x, seed)
+                poison(out, seed)
+                gen = torch.Generator(device="cuda").manual_seed(seed ^ 0xA11CE)
+                positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
+                                               generator=gen))
+            self.stream.synchronize()
+            slowest = max(slowest, (time.perf_counter() - began) * 1e3)
+            seeds.append(seed)
+        return Prepared(tuple(seeds), tuple(positions), slowest)
 
-    def gather(self, positions: torch.Tensor) -> torch.Tensor:
-        """Read the output at `positions` on the scorer's stream and wait for it: the last
-        step inside the clock."""
+    def gather(self, positions: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+        """Read every output at its positions on the scorer's stream and wait for it: the
+        last step inside the clock."""
         with torch.cuda.stream(self.stream):
-            sample = torch.index_select(self.out, 0, positions)
+            samples = [torch.index_select(out, 0, where)
+                       for out, where in zip(self.outs, positions, strict=True)]
         self.stream.synchronize()
-        return sample
+        return samples
 
-    def fingerprint(self) -> torch.Tensor:
-        """Hash of the whole output (after the clock, with the child frozen)."""
+    def fingerprints(self) -> list[torch.Tensor]:
+        """Hash of every whole output (after the clock, with the child frozen)."""
         with torch.cuda.stream(self.stream):
-            digest = hash_output(self.out, self.weights)
+            digests = [hash_output(out, self.weights) for out in self.outs]
         self.stream.synchronize()
-        return digest
+        return digests
 
-    def wait_done(self, number: int, deadline_ns: int, check: CheckFn) -> None:
-        """Busy-wait until the child's done slot holds `number`. Every few thousand spins
-        `check()` runs (the pipe for errors or EOF, the deadline): it raises to stop."""
+    def call(self, slot: int, number: int, deadline_ns: int, check: CheckFn) -> None:
+        """Start call `number` on `slot` and busy-wait until the child's done slot holds
+        it. Every few thousand spins `check()` runs (errors, EOF, the deadline)."""
         flags = self.flags
+        flags[SLOT] = slot
+        flags[GO] = number
         spins = 0
         while flags[DONE] != number:
             spins += 1
@@ -139,5 +154,3 @@ class CudaTransport:
         self.flags.release()
         self._map.close()
         os.close(self._flag_fd)
-
-

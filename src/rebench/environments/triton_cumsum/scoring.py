@@ -25,7 +25,7 @@ from rebench.environments.triton_cumsum.proctree import set_child_subreaper
 from rebench.environments.triton_cumsum.session import (
     CallResult,
     ChildSession,
-    GpuCallResult,
+    GpuBatchResult,
     SubmissionError,
     child_command,
 )
@@ -43,6 +43,7 @@ class CallPlan:
     call_timeout_s: float
     startup_timeout_s: float
     statistic: str  # "median" or "min" of the timed calls
+    batch: int  # gpu: calls per timed batch (one sample of the statistic)
     prep_factor: float  # gpu: preparing an input may take this x its time alone ...
     prep_slack_ms: float  # ... plus this, before the GPU counts as shared
 
@@ -56,6 +57,7 @@ class CallPlan:
             call_timeout_s=float(params["call_timeout_s"]),
             startup_timeout_s=float(params["startup_timeout_s"]),
             statistic=str(params["statistic"]),
+            batch=int(params.get("batch", 1)),
             prep_factor=float(params.get("prep_factor", 2.0)),
             prep_slack_ms=float(params.get("prep_slack_ms", 0.5)),
         )
@@ -82,7 +84,8 @@ def score(ctx: ScoringContext) -> ScoreResult:
         torch.set_num_threads(1)
     details: dict[str, Any] = {"n": plan.n, "device": plan.device,
                                "load_before": machine_load()}
-    transport = CudaTransport(plan.n) if plan.device == "cuda" else CpuTransport(plan.n)
+    transport = (CudaTransport(plan.n, plan.batch) if plan.device == "cuda"
+                 else CpuTransport(plan.n))
     try:
         return _score_with(ctx, plan, transport, details)
     finally:
@@ -134,42 +137,52 @@ def _session(
     )
 
 
-Call = CallResult | GpuCallResult
+Call = CallResult | GpuBatchResult
 
 
 def _run_calls(session: ChildSession, plan: CallPlan, details: dict[str, Any]) -> list[Call]:
+    if plan.device == "cuda":
+        return _run_batches(session, plan, details)
     calls: list[Call] = []
     for i in range(plan.warmup_calls + plan.timed_calls):
         timed = i >= plan.warmup_calls
         label = f"timed call {i - plan.warmup_calls + 1}" if timed else f"warm-up call {i + 1}"
-        if plan.device == "cuda":
-            calls.append(session.gpu_call(label))
-        else:
-            calls.append(session.call(label, slot=0, keep=timed))
-    warmups, timed_calls = calls[: plan.warmup_calls], calls[plan.warmup_calls :]
-    details["warmup_ms"] = [round(c.seconds * 1e3, 4) for c in warmups]
-    gpu = [c for c in calls if isinstance(c, GpuCallResult)]
-    if gpu:
-        details["prep_ms_max"] = round(max(c.prep_ms for c in gpu), 4)
-        details["prep_ms_median"] = round(statistics.median(c.prep_ms for c in gpu), 4)
-    else:
-        details["walk_charged_calls"] = sum(
-            c.walk_charged for c in calls if isinstance(c, CallResult))
-    return timed_calls
+        calls.append(session.call(label, slot=0, keep=timed))
+    details["warmup_ms"] = [round(c.seconds * 1e3, 4) for c in calls[: plan.warmup_calls]]
+    details["walk_charged_calls"] = sum(
+        c.walk_charged for c in calls if isinstance(c, CallResult))
+    return calls[plan.warmup_calls :]
+
+
+def _run_batches(session: ChildSession, plan: CallPlan,
+                 details: dict[str, Any]) -> list[Call]:
+    """gpu: warm-up batches (at least the paper's warm-up calls), then timed batches."""
+    warmups = -(-plan.warmup_calls // plan.batch)
+    batches = [session.gpu_batch(f"warm-up batch {i + 1}") for i in range(warmups)]
+    batches += [session.gpu_batch(f"timed batch {i + 1}")
+                for i in range(max(1, plan.timed_calls // plan.batch))]
+    details["warmup_ms"] = [round(b.seconds * 1e3, 4) for b in batches[:warmups]]
+    details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
+    details["batch"] = plan.batch
+    # As the child reported them (untrusted): where the time of the first batch went.
+    details["first_batch_call_ms"] = [round(t, 4) for t in batches[warmups].call_ms]
+    return list(batches[warmups:])
 
 
 def _verify(calls: list[Call], plan: CallPlan,
             transport: CpuTransport | CudaTransport) -> str | None:
     """Check each timed output against the scorer's own answer (the child is dead)."""
     for i, call in enumerate(calls, start=1):
-        expected = expected_prefix_sum(make_input(plan.n, call.seed, plan.device))
-        if isinstance(call, GpuCallResult):
+        if isinstance(call, GpuBatchResult):
             assert isinstance(transport, CudaTransport)
-            problem = _verify_gpu(call, expected, transport)
+            problem = _verify_gpu(call, plan, transport)
+            where = f"timed batch {i}"
         else:
+            expected = expected_prefix_sum(make_input(plan.n, call.seed, plan.device))
             problem = _verify_cpu(call, expected, plan.n)
+            where = f"timed call {i}"
         if problem is not None:
-            return f"timed call {i}: {problem}"
+            return f"{where}: {problem}"
     return None
 
 
@@ -184,15 +197,18 @@ def _verify_cpu(call: CallResult, expected: torch.Tensor, n: int) -> str | None:
             f"(first at index {first}: got {int(call.snapshot[first])})")
 
 
-def _verify_gpu(call: GpuCallResult, expected: torch.Tensor,
+def _verify_gpu(batch: GpuBatchResult, plan: CallPlan,
                 transport: CudaTransport) -> str | None:
-    wrong = int((expected[call.positions] != call.sample).sum())
-    if wrong:
-        return (f"wrong result when the solution reported done: {wrong} of "
-                f"{call.positions.numel()} positions the scorer read then were not (yet) "
-                "right; all work must be finished inside the call")
-    if not torch.equal(hash_output(expected, transport.weights), call.digest):
-        return "wrong result (the output differs from the correct answer)"
+    for slot, seed in enumerate(batch.seeds):
+        expected = expected_prefix_sum(make_input(plan.n, seed, plan.device))
+        positions = batch.positions[slot]
+        wrong = int((expected[positions] != batch.samples[slot]).sum())
+        if wrong:
+            return (f"call {slot + 1}: wrong result when the batch was reported done: "
+                    f"{wrong} of {positions.numel()} positions the scorer read then were "
+                    "not (yet) right; all work must be finished inside the call")
+        if not torch.equal(hash_output(expected, transport.weights), batch.digests[slot]):
+            return f"call {slot + 1}: wrong result (the output differs from the correct answer)"
     return None
 
 

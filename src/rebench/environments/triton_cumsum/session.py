@@ -10,6 +10,7 @@ the clock). Verification happens later, after the child is dead.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import resource
 import subprocess
@@ -25,7 +26,6 @@ from rebench.environments.triton_cumsum.gpu_transport import CudaTransport
 from rebench.environments.triton_cumsum.proctree import ChildTree, TreeNotStoppedError, descendants
 from rebench.environments.triton_cumsum.protocol import (
     DONE,
-    GO,
     ChildGone,
     ProtocolError,
     Tag,
@@ -54,16 +54,19 @@ class CallResult:
 
 
 @dataclass(frozen=True)
-class GpuCallResult:
-    """One gpu call: its seed, seconds, secret positions and what was read there inside
-    the clock, the whole output's hash (after the clock) and the input's preparation."""
+class GpuBatchResult:
+    """One gpu batch: per slot its seed, secret positions, what was read there inside the
+    clock and the whole output's hash (after the clock); the seconds per call (the batch's
+    time over its calls), the slowest slot's preparation, and each call's time as the
+    child reported it (not trusted; shown to explain where time goes)."""
 
-    seed: int
+    seeds: tuple[int, ...]
     seconds: float
-    positions: torch.Tensor
-    sample: torch.Tensor
-    digest: torch.Tensor
+    positions: tuple[torch.Tensor, ...]
+    samples: tuple[torch.Tensor, ...]
+    digests: tuple[torch.Tensor, ...]
     prep_ms: float
+    call_ms: tuple[float, ...]
 
 
 @dataclass
@@ -169,34 +172,41 @@ class ChildSession:
         snap = transport.snapshot(slot) if keep else None
         return CallResult(seed, stop - start, snap, walk_charged)
 
-    def gpu_call(self, label: str) -> GpuCallResult:
-        """gpu: one call on a fresh input (gpu_transport.py says how it is timed)."""
+    def gpu_batch(self, label: str) -> GpuBatchResult:
+        """gpu: one batch of calls on fresh inputs (gpu_transport.py says how it is timed)."""
         transport = self._gpu()
         tree = self._tree()
-        self._calls += 1
-        number = self._calls
-        tree.resume()  # wakes up while the input is drawn, then busy-waits on the flag
-        prepared = transport.prepare()
-        if prepared.prep_ms > self.prep_limit_ms:
+        prepared = transport.prepare()  # the tree is frozen: nothing of it runs on the CPU
+        if prepared.slowest_ms > self.prep_limit_ms:
             raise SubmissionError(
-                f"{label}: the GPU was busy with other work while the scorer drew the input "
-                f"({prepared.prep_ms:.2f} ms, {transport.prep_alone_ms:.2f} ms alone): GPU "
-                f"work must not keep running between calls (nor any other GPU process)"
+                f"{label}: the GPU was busy with other work while the scorer drew the inputs "
+                f"({prepared.slowest_ms:.2f} ms for one input, {transport.prep_alone_ms:.2f} "
+                "ms alone): no GPU work may keep running between calls, and no other GPU "
+                "process may run during scoring"
             )
         self._no_early_message(label)
-        flags = transport.flags
-        if flags[DONE] != number - 1:
+        if transport.flags[DONE] != self._calls:
             raise SubmissionError(f"{label}: the solution wrote the done flag before it was "
                                   "asked")
+        call_ns = []
         start = time.perf_counter_ns()
-        flags[GO] = number
-        transport.wait_done(number, start + int(self.call_timeout_s * 1e9),
-                            lambda deadline: self._check_waiting(label, deadline))
-        sample = transport.gather(prepared.positions)
+        tree.resume()
+        for slot in range(transport.batch):
+            self._calls += 1
+            deadline = start + int(self.call_timeout_s * 1e9) * (slot + 1)
+            transport.call(slot, self._calls, deadline,
+                           lambda limit: self._check_waiting(label, limit))
+            call_ns.append(time.perf_counter_ns())
+        samples = transport.gather(prepared.positions)
         stop = time.perf_counter_ns()
         self._freeze()
-        return GpuCallResult(prepared.seed, (stop - start) / 1e9, prepared.positions, sample,
-                             transport.fingerprint(), prepared.prep_ms)
+        marks = [start, *call_ns]
+        return GpuBatchResult(
+            seeds=prepared.seeds, seconds=(stop - start) / 1e9 / transport.batch,
+            positions=prepared.positions, samples=tuple(samples),
+            digests=tuple(transport.fingerprints()), prep_ms=prepared.slowest_ms,
+            call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
+        )
 
     def _no_early_message(self, label: str) -> None:
         if pending(self._done):
