@@ -87,6 +87,7 @@ def _solution(spec: Any, profile: Any, name: str, runs: int, isolation: Any,
         "prep_ms_max": [r["details"].get("prep_ms_max") for r in official],
         "load": [r["message"].get("load") for r in official],
         "official_timed_ms_first_run": official[0]["details"].get("timed_ms"),
+        "first_batch_call_ms": official[0]["details"].get("first_batch_call_ms"),
         "in_process_timed_ms_first_run": inproc[0]["timed_ms"],
         "errors": [r["message"] for r in official if r["raw"] is None][:3],
     }

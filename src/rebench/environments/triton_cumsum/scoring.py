@@ -164,6 +164,7 @@ def _run_batches(session: ChildSession, plan: CallPlan,
     details["warmup_ms"] = [round(b.seconds * 1e3, 4) for b in batches[:warmups]]
     details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
     details["batch"] = plan.batch
+    details["timed_calls"] = (len(batches) - warmups) * plan.batch
     # As the child reported them (untrusted): where the time of the first batch went.
     details["first_batch_call_ms"] = [round(t, 4) for t in batches[warmups].call_ms]
     return list(batches[warmups:])
@@ -218,7 +219,8 @@ def _result(times_ms: list[float], statistic: str, details: dict[str, Any]) -> S
     details["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return ScoreResult(
         raw=raw,
-        message={"ms": round(ms, 4), "raw": round(raw, 6), "timed_calls": len(times_ms),
+        message={"ms": round(ms, 4), "raw": round(raw, 6),
+                 "timed_calls": details.get("timed_calls", len(times_ms)),
                  "load": details["load_after"]},
         details=details,
     )
