@@ -44,9 +44,9 @@ GPU = Profile(
         # Calls are timed in batches of fresh inputs (gpu_transport.py): the protocol's
         # fixed cost (two GPU context switches, one wake-up) is spread over a batch.
         "batch": 10,
-        # Preparing a call's input may take this x its time alone plus this many ms before
-        # the GPU counts as shared (gpu_transport.py): GPU contexts are time-sliced.
-        "prep_factor": 2.0, "prep_slack_ms": 0.5,
+        # Preparing a batch's inputs may take this x its time alone plus this many ms
+        # before the GPU counts as shared (gpu_transport.py): contexts are time-sliced.
+        "prep_factor": 1.5, "prep_slack_ms": 1.0,
         "statistic": "median",
         "statistic_text": "the calls are timed in batches of 10 back-to-back calls, and the "
                           "median over the batches of the time per call counts",

@@ -6,10 +6,10 @@ through CUDA IPC) and a small shared-memory flag page (a sealed memfd inherited 
 child; no path on disk). Calls are timed in batches, one batch per sample:
 
 1. prepare (the child's processes frozen): on the scorer's own stream, draw a fresh input
-   into every slot, poison every output, draw secret sample positions. Each slot's
-   preparation is timed on the wall clock: GPU contexts are time-sliced, so if anything
-   else keeps the GPU busy meanwhile (a solution kernel left running to start early, a
-   hog), a slot takes far longer than it does alone, and the batch is refused.
+   into every slot, poison every output, draw secret sample positions. The preparation is
+   timed on the wall clock: GPU contexts are time-sliced, so if anything else keeps the
+   GPU busy meanwhile (a solution kernel left running to start early, a hog), it takes far
+   longer than it does alone, and the batch is refused.
 2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
    and the call's number are written to the flag page (the child busy-waits on it) and
    the scorer busy-waits for the child's done number. After the last call the scorer
@@ -52,12 +52,12 @@ CheckFn = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Prepared:
-    """One batch's secrets: the input seeds and sample positions, and the slowest slot's
-    preparation (wall milliseconds)."""
+    """One batch's secrets: the input seeds and sample positions, and the wall milliseconds
+    of the whole preparation."""
 
     seeds: tuple[int, ...]
     positions: tuple[torch.Tensor, ...]
-    slowest_ms: float
+    prep_ms: float
 
 
 def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -82,7 +82,7 @@ class CudaTransport:
         self._map = mmap.mmap(self._flag_fd, FLAG_BYTES)
         self.flags = memoryview(self._map).cast("q")
         self.prepare()  # warm-up: allocator, generator kernels
-        self.prep_alone_ms = min(self.prepare().slowest_ms for _ in range(3))
+        self.prep_alone_ms = min(self.prepare().prep_ms for _ in range(3))
 
     @property
     def batch(self) -> int:
@@ -105,21 +105,20 @@ class CudaTransport:
     # ---- per batch -------------------------------------------------------------------
     def prepare(self) -> Prepared:
         """Fresh inputs, poisoned outputs, secret positions, slot by slot on the scorer's
-        stream; each slot waited for and timed on the wall clock."""
-        seeds, positions, slowest = [], [], 0.0
+        stream, each slot waited for; the whole timed on the wall clock."""
+        seeds, positions = [], []
+        began = time.perf_counter()
         for x, out in zip(self.xs, self.outs, strict=True):
             seed = fresh_seed()
-            began = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 draw_input(x, seed)
                 poison(out, seed)
                 gen = torch.Generator(device="cuda").manual_seed(seed ^ 0xA11CE)
                 positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
                                                generator=gen))
-            self.stream.synchronize()
-            slowest = max(slowest, (time.perf_counter() - began) * 1e3)
+            self.stream.synchronize()  # each slot waits: time-slicing shows in every one
             seeds.append(seed)
-        return Prepared(tuple(seeds), tuple(positions), slowest)
+        return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3)
 
     def gather(self, positions: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
         """Read every output at its positions on the scorer's stream and wait for it: the

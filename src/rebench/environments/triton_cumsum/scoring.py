@@ -163,6 +163,7 @@ def _run_batches(session: ChildSession, plan: CallPlan,
                 for i in range(max(1, plan.timed_calls // plan.batch))]
     details["warmup_ms"] = [round(b.seconds * 1e3, 4) for b in batches[:warmups]]
     details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
+    details["prep_limit_ms"] = round(session.prep_limit_ms, 4)
     details["batch"] = plan.batch
     details["timed_calls"] = (len(batches) - warmups) * plan.batch
     # As the child reported them (untrusted): where the time of the first batch went.

@@ -57,7 +57,7 @@ class CallResult:
 class GpuBatchResult:
     """One gpu batch: per slot its seed, secret positions, what was read there inside the
     clock and the whole output's hash (after the clock); the seconds per call (the batch's
-    time over its calls), the slowest slot's preparation, and each call's time as the
+    time over its calls), the preparation's wall time, and each call's time as the
     child reported it (not trusted; shown to explain where time goes)."""
 
     seeds: tuple[int, ...]
@@ -177,12 +177,12 @@ class ChildSession:
         transport = self._gpu()
         tree = self._tree()
         prepared = transport.prepare()  # the tree is frozen: nothing of it runs on the CPU
-        if prepared.slowest_ms > self.prep_limit_ms:
+        if prepared.prep_ms > self.prep_limit_ms:
             raise SubmissionError(
                 f"{label}: the GPU was busy with other work while the scorer drew the inputs "
-                f"({prepared.slowest_ms:.2f} ms for one input, {transport.prep_alone_ms:.2f} "
-                "ms alone): no GPU work may keep running between calls, and no other GPU "
-                "process may run during scoring"
+                f"({prepared.prep_ms:.2f} ms, {transport.prep_alone_ms:.2f} ms alone): no GPU "
+                "work may keep running between calls, and no other GPU process may run "
+                "during scoring"
             )
         self._no_early_message(label)
         if transport.flags[DONE] != self._calls:
@@ -204,7 +204,7 @@ class ChildSession:
         return GpuBatchResult(
             seeds=prepared.seeds, seconds=(stop - start) / 1e9 / transport.batch,
             positions=prepared.positions, samples=tuple(samples),
-            digests=tuple(transport.fingerprints()), prep_ms=prepared.slowest_ms,
+            digests=tuple(transport.fingerprints()), prep_ms=prepared.prep_ms,
             call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
         )
 
