@@ -107,7 +107,8 @@ def _hog_probe(spec: Any, profile: Any, isolation: Any, work: Path) -> dict[str,
     finally:
         hog.kill()
         hog.wait()
-    return {"raw": result["raw"], "message": result["message"]}
+    return {"raw": result["raw"], "message": result["message"],
+            "prep": {k: result["details"].get(k) for k in ("prep_ms_max", "prep_limit_ms")}}
 
 
 def main() -> int:
