@@ -85,6 +85,7 @@ def _solution(spec: Any, profile: Any, name: str, runs: int, isolation: Any,
         "in_process_raw_sd": _sd([math.log(t) for t in ins]), "in_process_ms_all": ins,
         "wall_s": [r["wall_s"] for r in official],
         "prep_ms_max": [r["details"].get("prep_ms_max") for r in official],
+        "prep_waited_ms_max": [r["details"].get("prep_waited_ms_max") for r in official],
         "load": [r["message"].get("load") for r in official],
         "official_timed_ms_first_run": official[0]["details"].get("timed_ms"),
         "first_batch_call_ms": official[0]["details"].get("first_batch_call_ms"),
@@ -108,7 +109,8 @@ def _hog_probe(spec: Any, profile: Any, isolation: Any, work: Path) -> dict[str,
         hog.kill()
         hog.wait()
     return {"raw": result["raw"], "message": result["message"],
-            "prep": {k: result["details"].get(k) for k in ("prep_ms_max", "prep_limit_ms")}}
+            "prep": {k: result["details"].get(k)
+                     for k in ("prep_ms_max", "prep_waited_ms_max", "prep_limit_ms")}}
 
 
 def main() -> int:

@@ -6,10 +6,12 @@ through CUDA IPC) and a small shared-memory flag page (a sealed memfd inherited 
 child; no path on disk). Calls are timed in batches, one batch per sample:
 
 1. prepare (the child's processes frozen): on the scorer's own stream, draw a fresh input
-   into every slot, poison every output, draw secret sample positions. The preparation is
-   timed on the wall clock: GPU contexts are time-sliced, so if anything else keeps the
-   GPU busy meanwhile (a solution kernel left running to start early, a hog), it takes far
-   longer than it does alone, and the batch is refused.
+   into every slot, poison every output, draw secret sample positions. GPU contexts are
+   time-sliced: if anything else keeps the GPU busy meanwhile (a solution kernel left
+   running to start early, a hog), the scorer's own work waits for its turn. Each slot's
+   work is timed on the wall clock and with the scorer's CUDA events (which count only
+   once its work runs); if the difference, summed over the batch, exceeds a limit, the
+   batch is refused.
 2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
    and the call's number are written to the flag page (the child busy-waits on it) and
    the scorer busy-waits for the child's done number. After the last call the scorer
@@ -52,12 +54,13 @@ CheckFn = Callable[[int], None]
 
 @dataclass(frozen=True)
 class Prepared:
-    """One batch's secrets: the input seeds and sample positions, and the wall milliseconds
-    of the whole preparation."""
+    """One batch's secrets: the input seeds and sample positions; and how long the scorer's
+    own GPU work waited for the GPU (wall time minus its GPU time, summed over the slots)."""
 
     seeds: tuple[int, ...]
     positions: tuple[torch.Tensor, ...]
     prep_ms: float
+    waited_ms: float
 
 
 def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -81,8 +84,9 @@ class CudaTransport:
         self._flag_fd = sealed_memfd("rebench-flags", FLAG_BYTES)
         self._map = mmap.mmap(self._flag_fd, FLAG_BYTES)
         self.flags = memoryview(self._map).cast("q")
-        self.prepare()  # warm-up: allocator, generator kernels
-        self.prep_alone_ms = min(self.prepare().prep_ms for _ in range(3))
+        self._events = (torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+                        torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
+        self.prepare()  # warm-up: allocator, generator kernels, clocks
 
     @property
     def batch(self) -> int:
@@ -105,20 +109,28 @@ class CudaTransport:
     # ---- per batch -------------------------------------------------------------------
     def prepare(self) -> Prepared:
         """Fresh inputs, poisoned outputs, secret positions, slot by slot on the scorer's
-        stream, each slot waited for; the whole timed on the wall clock."""
-        seeds, positions = [], []
+        stream, each slot waited for and timed twice: on the wall clock and with the
+        scorer's CUDA events (GPU time of its own work once it runs)."""
+        seeds, positions, waited = [], [], 0.0
         began = time.perf_counter()
+        first, last = self._events
         for x, out in zip(self.xs, self.outs, strict=True):
             seed = fresh_seed()
+            slot_began = time.perf_counter()
             with torch.cuda.stream(self.stream):
+                first.record()
                 draw_input(x, seed)
                 poison(out, seed)
                 gen = torch.Generator(device="cuda").manual_seed(seed ^ 0xA11CE)
                 positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
                                                generator=gen))
-            self.stream.synchronize()  # each slot waits: time-slicing shows in every one
+                last.record()
+            last.synchronize()  # each slot waits: time-slicing shows in every one
+            wall = (time.perf_counter() - slot_began) * 1e3
+            waited += max(0.0, wall - first.elapsed_time(last))
             seeds.append(seed)
-        return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3)
+        return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3,
+                        waited)
 
     def gather(self, positions: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
         """Read every output at its positions on the scorer's stream and wait for it: the

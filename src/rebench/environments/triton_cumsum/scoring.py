@@ -44,8 +44,7 @@ class CallPlan:
     startup_timeout_s: float
     statistic: str  # "median" or "min" of the timed calls
     batch: int  # gpu: calls per timed batch (one sample of the statistic)
-    prep_factor: float  # gpu: preparing an input may take this x its time alone ...
-    prep_slack_ms: float  # ... plus this, before the GPU counts as shared
+    prep_wait_ms: float  # gpu: the scorer's prep may wait this long for the GPU
 
     @classmethod
     def from_params(cls, params: Any) -> CallPlan:
@@ -58,8 +57,7 @@ class CallPlan:
             startup_timeout_s=float(params["startup_timeout_s"]),
             statistic=str(params["statistic"]),
             batch=int(params.get("batch", 1)),
-            prep_factor=float(params.get("prep_factor", 2.0)),
-            prep_slack_ms=float(params.get("prep_slack_ms", 0.5)),
+            prep_wait_ms=float(params.get("prep_wait_ms", 2.0)),
         )
 
 
@@ -126,9 +124,7 @@ def _session(
     # the harness's own locations.
     env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
     env.update(child_env)
-    prep_limit = math.inf
-    if isinstance(transport, CudaTransport):
-        prep_limit = transport.prep_alone_ms * plan.prep_factor + plan.prep_slack_ms
+    prep_limit = plan.prep_wait_ms if isinstance(transport, CudaTransport) else math.inf
     return ChildSession(
         argv=argv, env=env, cwd=ctx.solution_dir, transport=transport,
         log_path=ctx.scratch_dir / "child.log",
@@ -163,6 +159,7 @@ def _run_batches(session: ChildSession, plan: CallPlan,
                 for i in range(max(1, plan.timed_calls // plan.batch))]
     details["warmup_ms"] = [round(b.seconds * 1e3, 4) for b in batches[:warmups]]
     details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
+    details["prep_waited_ms_max"] = round(max(b.waited_ms for b in batches), 4)
     details["prep_limit_ms"] = round(session.prep_limit_ms, 4)
     details["batch"] = plan.batch
     details["timed_calls"] = (len(batches) - warmups) * plan.batch

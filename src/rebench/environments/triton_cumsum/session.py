@@ -66,6 +66,7 @@ class GpuBatchResult:
     samples: tuple[torch.Tensor, ...]
     digests: tuple[torch.Tensor, ...]
     prep_ms: float
+    waited_ms: float
     call_ms: tuple[float, ...]
 
 
@@ -80,7 +81,7 @@ class ChildSession:
     log_path: Path
     startup_timeout_s: float
     call_timeout_s: float
-    prep_limit_ms: float = float("inf")  # gpu: longest allowed input preparation
+    prep_limit_ms: float = float("inf")  # gpu: longest the scorer's prep may wait for the GPU
     proc: subprocess.Popen[bytes] | None = None
     tree: ChildTree | None = None
     _go: int = -1
@@ -177,10 +178,10 @@ class ChildSession:
         transport = self._gpu()
         tree = self._tree()
         prepared = transport.prepare()  # the tree is frozen: nothing of it runs on the CPU
-        if prepared.prep_ms > self.prep_limit_ms:
+        if prepared.waited_ms > self.prep_limit_ms:
             raise SubmissionError(
                 f"{label}: the GPU was busy with other work while the scorer drew the inputs "
-                f"({prepared.prep_ms:.2f} ms, {transport.prep_alone_ms:.2f} ms alone): no GPU "
+                f"(its own GPU work waited {prepared.waited_ms:.2f} ms for the GPU): no GPU "
                 "work may keep running between calls, and no other GPU process may run "
                 "during scoring"
             )
@@ -205,6 +206,7 @@ class ChildSession:
             seeds=prepared.seeds, seconds=(stop - start) / 1e9 / transport.batch,
             positions=prepared.positions, samples=tuple(samples),
             digests=tuple(transport.fingerprints()), prep_ms=prepared.prep_ms,
+            waited_ms=prepared.waited_ms,
             call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
         )
 
