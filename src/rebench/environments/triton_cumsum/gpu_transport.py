@@ -121,7 +121,8 @@ class CudaTransport:
                 first.record()
                 draw_input(x, seed)
                 poison(out, seed)
-                gen = torch.Generator(device="cuda").manual_seed(seed ^ 0xA11CE)
+                # Positions from a seed of their own: nothing about them follows from x.
+                gen = torch.Generator(device="cuda").manual_seed(fresh_seed())
                 positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
                                                generator=gen))
                 last.record()
