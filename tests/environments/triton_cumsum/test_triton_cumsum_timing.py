@@ -35,11 +35,16 @@ def _in_process_min_ms(cpu_env: CpuEnv) -> float:
 def test_official_time_of_the_reference_is_close_to_the_in_process_time(
         score_solution: Scorer, cpu_env: CpuEnv) -> None:
     """Target on idle cores: within 5% + 0.05 ms. A CI machine is busy and the two timings
-    run one after the other, so the bounds here are wider; each side takes the better of
-    two runs (interference only adds time)."""
-    official = min(score_solution("reference").message["ms"] for _ in range(2))
-    in_process = min(_in_process_min_ms(cpu_env) for _ in range(2))
-    assert in_process * 0.7 <= official <= in_process * 1.5 + 1.0, (official, in_process)
+    cannot run at the same moment, so the bounds here are wide (on a 2-core machine at load
+    18 one pair came out 100 ms official vs 146 ms in-process, 15x the idle time): the two
+    alternate, and each side takes the better of two (interference only adds time). What
+    fails is a protocol that adds a multiple of the work, or one faster than the work."""
+    official, in_process = [], []
+    for _ in range(2):
+        official.append(score_solution("reference").message["ms"])
+        in_process.append(_in_process_min_ms(cpu_env))
+    assert min(in_process) * 0.5 <= min(official) <= min(in_process) * 2 + 2.0, (
+        official, in_process)
 
 
 def test_a_quiet_calibration_shows_no_interference() -> None:
