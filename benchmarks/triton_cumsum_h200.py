@@ -1,24 +1,22 @@
-"""Calibrate triton_cumsum on the machine at hand (written for the H200; `--profile cpu`
-measures the cpu profile's anchors the same way, without the kernel-only timings).
+"""Side by side: the paper-style in-process time and the official time of the starting,
+reference and expert solutions of triton_cumsum, `--runs` scorings each (gpu by default;
+`--profile cpu` for the cpu profile). Every round scores the solution officially
+(`official_score`, bwrap isolation by default) and then times it in-process in a fresh
+process (`inprocess.py`: synchronize, clock, call, synchronize, clock; as many timed calls
+on fresh inputs as the official protocol makes). Prints the table last and writes JSON to
+$OUT (or the current directory).
 
-Scores the starting, reference and expert solutions with `official_score` (local isolation),
-the reference many times for the SD of raw, a few cheats (each must be NaN or no better than
-the start), and times each solution's kernels alone with triton.testing.do_bench next to
-the memory floor (a device-to-device copy of the same bytes). Prints a table and writes
-JSON to $OUT (or the current directory).
-
-    PYTHONPATH=src python benchmarks/triton_cumsum_h200.py [--reference-runs 10]
-    python benchmarks/triton_cumsum_h200.py --profile cpu --isolation bwrap
+    PYTHONPATH=$PWD/src python benchmarks/triton_cumsum_h200.py [--runs 10] [--hog]
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import json
 import math
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,83 +24,107 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-CHEATS = ROOT / "tests" / "environments" / "triton_cumsum" / "cheats"
-GPU_CHEATS = ("patched_timers.py", "early_done_thread.py", "stack_walk.py",
-              "lying_tensor.py", "cached_outputs.py")
+ENV_DIR = ROOT / "src" / "rebench" / "environments" / "triton_cumsum"
+HOG = ("import torch\na = torch.randn(8192, 8192, device='cuda')\n"
+       "while True:\n    a = (a @ a).clamp_(-1, 1)\n")
 
 
-def _score(spec: Any, profile: Any, workspace: Path, runs: int,
-           isolation: Any) -> list[dict[str, Any]]:
+def _official(spec: Any, profile: Any, workspace: Path, isolation: Any,
+              tag: str) -> dict[str, Any]:
     from rebench.harness.scoring import official_score, snapshot_solution
 
-    results = []
+    snap = workspace.parent / f"snap-{tag}"
+    snapshot_solution(spec, workspace, snap)
+    began = time.monotonic()
+    result = official_score(spec, profile, snap, isolation).to_json()
+    result["wall_s"] = round(time.monotonic() - began, 2)
+    return result
+
+
+def _in_process(solution_dir: Path, profile: Any) -> dict[str, Any]:
+    params = profile.params
+    done = subprocess.run(
+        [sys.executable, "-m", "rebench.environments.triton_cumsum.inprocess",
+         "--solution-dir", str(solution_dir), "--device", str(params["device"]),
+         "--n", str(params["n"]), "--calls", str(params["timed_calls"])],
+        capture_output=True, text=True, env={**os.environ, "REBENCH_PROFILE": profile.name},
+    )
+    if done.returncode != 0:
+        raise RuntimeError(done.stderr[-2000:])
+    record: dict[str, Any] = json.loads(done.stdout.splitlines()[-1])
+    return record
+
+
+def _sd(values: list[float]) -> float | None:
+    return statistics.stdev(values) if len(values) > 1 else None
+
+
+def _solution(spec: Any, profile: Any, name: str, runs: int, isolation: Any,
+              work: Path) -> dict[str, Any]:
+    from rebench.harness.workspace import materialize_solution
+    from rebench.sandbox import Isolation
+
+    workspace = materialize_solution(spec, profile, name, work / name, Isolation.LOCAL)
+    statistic = min if profile.params["statistic"] == "min" else statistics.median
+    official, inproc = [], []
     for i in range(runs):
-        snap = workspace.parent / f"snap-{workspace.name}-{i}"
-        snapshot_solution(spec, workspace, snap)
-        began = time.monotonic()
-        result = official_score(spec, profile, snap, isolation)
-        entry = result.to_json()
-        entry["wall_s"] = round(time.monotonic() - began, 3)
-        results.append(entry)
-        print(f"  {workspace.name} #{i + 1}: raw={entry['raw']} wall={entry['wall_s']} s "
-              f"msg={json.dumps(entry['message'])[:300]}", flush=True)
-    return results
-
-
-def _summary(results: list[dict[str, Any]]) -> dict[str, Any]:
-    raws = [r["raw"] for r in results if r["raw"] is not None]
-    walls = [r["wall_s"] for r in results]
+        result = _official(spec, profile, workspace, isolation, f"{name}-{i}")
+        timing = _in_process(workspace, profile)
+        timing["stat_ms"] = statistic(timing["timed_ms"])
+        official.append(result)
+        inproc.append(timing)
+        print(f"  {name} #{i + 1}: official {result['message']} wall {result['wall_s']} s; "
+              f"in-process {timing['stat_ms']:.4f} ms", flush=True)
+    raws = [r["raw"] for r in official if r["raw"] is not None]
+    ins = [t["stat_ms"] for t in inproc]
     return {
-        "valid": len(raws), "runs": len(results),
-        "raw_median": statistics.median(raws) if raws else None,
-        "ms_median": math.exp(statistics.median(raws)) if raws else None,
-        "raw_sd": statistics.stdev(raws) if len(raws) > 1 else None,
-        "raws": raws, "wall_s_median": statistics.median(walls),
-        "wall_s_max": max(walls),
-        "messages": [r["message"] for r in results][:3],
-        "details": [r["details"] for r in results],
+        "runs": runs, "valid": len(raws),
+        "official_ms": math.exp(statistics.median(raws)) if raws else None,
+        "official_raw_sd": _sd(raws), "official_raws": raws,
+        "in_process_ms": statistics.median(ins),
+        "in_process_raw_sd": _sd([math.log(t) for t in ins]), "in_process_ms_all": ins,
+        "wall_s": [r["wall_s"] for r in official],
+        "prep_ms_max": [r["details"].get("prep_ms_max") for r in official],
+        "prep_waited_ms_max": [r["details"].get("prep_waited_ms_max") for r in official],
+        "load": [r["message"].get("load") for r in official],
+        "official_timed_ms_first_run": official[0]["details"].get("timed_ms"),
+        "first_batch_call_ms": official[0]["details"].get("first_batch_call_ms"),
+        "in_process_timed_ms_first_run": inproc[0]["timed_ms"],
+        "errors": [r["message"] for r in official if r["raw"] is None][:3],
     }
 
 
-def _kernel_times(n: int) -> dict[str, float]:
-    """Milliseconds of each solution's prefix_sum alone (no protocol), and the floor."""
-    import torch
-    import triton.testing
+def _hog_probe(spec: Any, profile: Any, isolation: Any, work: Path) -> dict[str, Any]:
+    """The reference scored while another process keeps the GPU busy."""
+    from rebench.harness.workspace import materialize_solution
+    from rebench.sandbox import Isolation
 
-    env_dir = ROOT / "src" / "rebench" / "environments" / "triton_cumsum"
-    x = torch.randint(-10, 10, (n,), dtype=torch.int32, device="cuda")
-    out = torch.empty_like(x)
-    times = {
-        "copy_400MB": triton.testing.do_bench(lambda: out.copy_(x), return_mode="median"),
-        "torch_cumsum": triton.testing.do_bench(lambda: torch.cumsum(x, 0),
-                                                return_mode="median"),
-    }
-    for name in ("starting", "reference", "expert"):
-        sys.path.insert(0, str(env_dir / name))
-        for mod in ("solution", "scan_gpu", "scan_cpu"):
-            sys.modules.pop(mod, None)
-        solution = importlib.import_module("solution")
-        fn = solution.prefix_sum
-        call = (lambda f=fn: f(x)) if name == "starting" else (lambda f=fn: f(x, out=out))
-        times[name] = triton.testing.do_bench(call, return_mode="median")
-        sys.path.pop(0)
-    return times
+    workspace = materialize_solution(spec, profile, "reference", work / "hog",
+                                     Isolation.LOCAL)
+    hog = subprocess.Popen([sys.executable, "-c", HOG])
+    try:
+        time.sleep(3)
+        result = _official(spec, profile, workspace, isolation, "hog")
+    finally:
+        hog.kill()
+        hog.wait()
+    return {"raw": result["raw"], "message": result["message"],
+            "prep": {k: result["details"].get(k)
+                     for k in ("prep_ms_max", "prep_waited_ms_max", "prep_limit_ms")}}
 
 
 def main() -> int:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--reference-runs", type=int, default=10)
-    parser.add_argument("--other-runs", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=10)
     parser.add_argument("--profile", choices=("cpu", "gpu"), default="gpu")
-    parser.add_argument("--isolation", choices=("local", "bwrap"), default="local")
-    parser.add_argument("--no-cheats", action="store_true")
+    parser.add_argument("--isolation", choices=("local", "bwrap"), default="bwrap")
+    parser.add_argument("--solutions", default="starting,reference,expert")
+    parser.add_argument("--hog", action="store_true", help="also score with a GPU hog")
     args = parser.parse_args()
     os.environ.setdefault("REBENCH_CACHE", tempfile.mkdtemp(prefix="rebench-cache-"))
-    os.environ["REBENCH_PROFILE"] = args.profile
     from rebench.core.discovery import load_spec
     from rebench.core.hardware import fingerprint
     from rebench.harness.prepare import prepare_environment
-    from rebench.harness.workspace import materialize_solution
     from rebench.sandbox import Isolation
 
     spec = load_spec("triton_cumsum")
@@ -110,41 +132,43 @@ def main() -> int:
     isolation = Isolation(args.isolation)
     prepare_environment(spec, profile)
     work = Path(tempfile.mkdtemp(prefix="tc-bench-"))
-    report: dict[str, Any] = {"hardware": fingerprint(profile.gpus),
-                              "date": time.strftime("%Y-%m-%d"), "isolation": args.isolation,
-                              "n": profile.params["n"], "spec_version": spec.version}
-    runs = {"starting": args.other_runs, "reference": args.reference_runs,
-            "expert": args.other_runs}
-    for name, count in runs.items():
-        ws = materialize_solution(spec, profile, name, work / name, Isolation.LOCAL)
-        report[name] = _summary(_score(spec, profile, ws, count, isolation))
-    cheats = {}
-    for cheat in () if args.no_cheats else GPU_CHEATS:
-        ws = work / f"cheat-{cheat[:-3]}"
-        ws.mkdir()
-        (ws / "solution.py").write_text((CHEATS / cheat).read_text())
-        cheats[cheat] = _score(spec, profile, ws, 1, isolation)[0]
-    report["cheats"] = {k: {"raw": v["raw"], "message": v["message"]} for k, v in cheats.items()}
-    if profile.gpus:
-        report["kernel_ms"] = _kernel_times(int(profile.params["n"]))
+    report: dict[str, Any] = {
+        "hardware": fingerprint(profile.gpus), "date": time.strftime("%Y-%m-%d %H:%M UTC",
+                                                                     time.gmtime()),
+        "isolation": args.isolation, "profile": args.profile, "n": profile.params["n"],
+        "timed_calls": profile.params["timed_calls"], "spec_version": spec.version,
+        "load_start": os.getloadavg()[0], "solutions": {},
+    }
+    for name in args.solutions.split(","):
+        report["solutions"][name] = _solution(spec, profile, name, args.runs, isolation, work)
+    if args.hog:
+        report["hog"] = _hog_probe(spec, profile, isolation, work)
+    report["load_end"] = os.getloadavg()[0]
     out_dir = Path(os.environ.get("OUT", "."))
-    name = "triton_cumsum_h200.json" if profile.gpus else "triton_cumsum_cpu.json"
-    (out_dir / name).write_text(json.dumps(report, indent=2))
+    (out_dir / f"triton_cumsum_{args.profile}.json").write_text(json.dumps(report, indent=1))
     _print_table(report)
     return 0
 
 
+def _fmt(value: float | None, digits: int = 4) -> str:
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
 def _print_table(report: dict[str, Any]) -> None:
-    print(f"\n{report['hardware']}  n={report['n']}  {report['date']}")
-    for name in ("starting", "reference", "expert"):
-        s = report[name]
-        print(f"{name:10s} raw={s['raw_median']} ms={s['ms_median']} sd={s['raw_sd']} "
-              f"valid={s['valid']}/{s['runs']} wall={s['wall_s_median']}/{s['wall_s_max']} s")
-    for cheat, r in report["cheats"].items():
-        print(f"cheat {cheat:24s} raw={r['raw']} {json.dumps(r['message'])[:160]}")
-    if "kernel_ms" in report:
-        kernel = {k: round(v, 4) for k, v in report["kernel_ms"].items()}
-        print("kernel-only ms:", json.dumps(kernel))
+    print(f"\n{report['hardware']}  profile={report['profile']}  n={report['n']}  "
+          f"timed calls={report['timed_calls']}  {report['date']}  "
+          f"isolation={report['isolation']}  load {report['load_start']:.2f}"
+          f"->{report['load_end']:.2f}")
+    print("| solution | in-process ms | official ms | official - in-process | "
+          "SD raw (official) | SD ln (in-process) | valid |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for name, s in report["solutions"].items():
+        diff = None if s["official_ms"] is None else s["official_ms"] - s["in_process_ms"]
+        print(f"| {name} | {_fmt(s['in_process_ms'])} | {_fmt(s['official_ms'])} | "
+              f"{_fmt(diff)} | {_fmt(s['official_raw_sd'])} | {_fmt(s['in_process_raw_sd'])} "
+              f"| {s['valid']}/{s['runs']} |")
+    if "hog" in report:
+        print("hog:", json.dumps(report["hog"])[:300])
 
 
 if __name__ == "__main__":

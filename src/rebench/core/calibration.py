@@ -27,6 +27,7 @@ class CalibrationEntry:
     starting_samples: tuple[float, ...]
     reference_samples: tuple[float, ...]
     measured_at: str
+    load: tuple[float, ...] = ()  # 1-minute load average before and after (timing envs)
 
     @property
     def key(self) -> str:
@@ -49,6 +50,7 @@ def load_entries(path: Path | None = None) -> dict[str, CalibrationEntry]:
     for key, raw in data.items():
         raw["starting_samples"] = tuple(raw.get("starting_samples", ()))
         raw["reference_samples"] = tuple(raw.get("reference_samples", ()))
+        raw["load"] = tuple(raw.get("load", ()))
         entries[key] = CalibrationEntry(**raw)
     return entries
 
@@ -60,7 +62,7 @@ def save_entry(entry: CalibrationEntry, path: Path | None = None) -> Path:
     entries[entry.key] = entry
     payload = {
         key: {**e.__dict__, "starting_samples": list(e.starting_samples),
-              "reference_samples": list(e.reference_samples)}
+              "reference_samples": list(e.reference_samples), "load": list(e.load)}
         for key, e in sorted(entries.items())
     }
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -74,7 +76,8 @@ def save_entry(entry: CalibrationEntry, path: Path | None = None) -> Path:
 
 
 def new_entry(
-    spec: EnvironmentSpec, profile: Profile, starting: list[float], reference: list[float]
+    spec: EnvironmentSpec, profile: Profile, starting: list[float], reference: list[float],
+    load: tuple[float, ...] = (),
 ) -> CalibrationEntry:
     import statistics
 
@@ -88,7 +91,42 @@ def new_entry(
         starting_samples=tuple(starting),
         reference_samples=tuple(reference),
         measured_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        load=load,
     )
+
+
+@dataclass(frozen=True)
+class Interference:
+    """Signs that a timing calibration ran on a busy machine (see `find_interference`)."""
+
+    reasons: tuple[str, ...]
+
+    @property
+    def found(self) -> bool:
+        return bool(self.reasons)
+
+
+def find_interference(
+    starting: list[float], reference: list[float], probes: tuple[float, float],
+    load: tuple[float, float], sd_limit: float, cores: int,
+) -> Interference:
+    """Spread across repeats above `sd_limit` (raw units, i.e. ln of time), a reference
+    probe scored before and after the samples that moved by more than 3 x `sd_limit`, or a
+    1-minute load average above half the cores: any of them means other work shared the
+    machine, and anchors measured so would skew every later score on it."""
+    import statistics
+
+    reasons = []
+    for name, samples in (("starting", starting), ("reference", reference)):
+        if len(samples) > 1 and statistics.stdev(samples) > sd_limit:
+            reasons.append(f"{name} samples spread SD {statistics.stdev(samples):.4f} > "
+                           f"{sd_limit}")
+    if abs(probes[1] - probes[0]) > 3 * sd_limit:
+        reasons.append(f"reference probe moved from {probes[0]:.4f} before to "
+                       f"{probes[1]:.4f} after")
+    if max(load) > cores / 2:
+        reasons.append(f"load average {max(load):.2f} on {cores} cores")
+    return Interference(tuple(reasons))
 
 
 def resolve_anchors(

@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import math
+import os
 import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from rebench.core.calibration import CalibrationEntry, new_entry, resolve_anchors, save_entry
+from rebench.core.calibration import (
+    CalibrationEntry,
+    find_interference,
+    new_entry,
+    resolve_anchors,
+    save_entry,
+)
 from rebench.core.errors import CalibrationError
 from rebench.core.normalize import Anchors, normalize
 from rebench.core.score import ScoreResult
@@ -28,6 +35,7 @@ class Evaluation:
     result: ScoreResult
     normalized: float
     anchors: Anchors
+    load: float = 0.0  # the machine's 1-minute load average when the score was taken
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -38,6 +46,7 @@ class Evaluation:
             "valid": self.result.valid,
             "message": self.result.message,
             "anchors": self.anchors.to_json(),
+            "load": self.load,
         }
 
 
@@ -61,7 +70,8 @@ def evaluate_folder(
     result = score_folder(spec, profile, solution_dir, isolation)
     anchors = resolve_anchors(spec, profile)
     return Evaluation(
-        spec.id, profile.name, result, normalize(result.raw, anchors, spec.direction), anchors
+        spec.id, profile.name, result, normalize(result.raw, anchors, spec.direction), anchors,
+        load=round(os.getloadavg()[0], 2),
     )
 
 
@@ -87,30 +97,62 @@ def calibrate(
     save: bool = True,
 ) -> CalibrationEntry:
     """Score the starting and the reference solution `repeats` times each on this machine
-    and store the medians as this hardware's anchors."""
+    and store the medians as this hardware's anchors.
+
+    Timing environments (a `calibration_sd_limit` in the profile's params) also score the
+    reference once before and once after the samples and read the load average; if the
+    machine was busy (core.calibration.find_interference) nothing is saved and
+    CalibrationError says why."""
     if repeats < 1:
         raise CalibrationError("repeats must be at least 1")
-    samples: dict[str, list[float]] = {}
-    for name in ("starting", "reference"):
+    sd_limit = profile.params.get("calibration_sd_limit")
+    load_before = os.getloadavg()[0]
+
+    def scores(name: str, runs: int) -> list[float]:
         with tempfile.TemporaryDirectory(prefix=f"rebench-cal-{name}-") as tmp:
             progress(f"building the {name} solution")
             workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
-            samples[name] = []
-            for i in range(repeats):
-                progress(f"scoring {name} ({i + 1}/{repeats})")
-                result = score_folder(spec, profile, workspace, isolation)
-                if not result.valid:
-                    raise CalibrationError(
-                        f"{spec.id} {name} solution scored invalid: {result.message}"
-                    )
-                samples[name].append(result.raw)
-    entry = new_entry(spec, profile, samples["starting"], samples["reference"])
+            return _score_repeatedly(spec, profile, workspace, isolation, name, runs, progress)
+
+    # Timing environments: a reference probe before everything and one after (the last).
+    before = scores("reference", 1)[0] if sd_limit else math.nan
+    samples = {"starting": scores("starting", repeats)}
+    samples["reference"] = scores("reference", repeats + (1 if sd_limit else 0))
+    probes = (before, samples["reference"].pop() if sd_limit else math.nan)
+    load = (round(load_before, 2), round(os.getloadavg()[0], 2))
+    entry = new_entry(spec, profile, samples["starting"], samples["reference"], load)
+    _check_order(spec, entry)
+    if sd_limit:
+        found = find_interference(samples["starting"], samples["reference"], probes, load,
+                                  float(str(sd_limit)), os.cpu_count() or 1)
+        if found.found:
+            raise CalibrationError(
+                f"{spec.id}: the machine was busy while calibrating ("
+                + "; ".join(found.reasons) + "); anchors not saved. Calibrate on an idle "
+                "machine."
+            )
+    if save:
+        save_entry(entry)
+    return entry
+
+
+def _score_repeatedly(spec: EnvironmentSpec, profile: Profile, workspace: Path,
+                      isolation: Isolation, name: str, runs: int,
+                      progress: StatusFn) -> list[float]:
+    raws = []
+    for i in range(runs):
+        progress(f"scoring {name} ({i + 1}/{runs})")
+        result = score_folder(spec, profile, workspace, isolation)
+        if not result.valid:
+            raise CalibrationError(f"{spec.id} {name} solution scored invalid: {result.message}")
+        raws.append(result.raw)
+    return raws
+
+
+def _check_order(spec: EnvironmentSpec, entry: CalibrationEntry) -> None:
     better = entry.reference_raw < entry.starting_raw
     if better != (spec.direction is Direction.LOWER) or entry.reference_raw == entry.starting_raw:
         raise CalibrationError(
             f"{spec.id}: reference ({entry.reference_raw:.4f}) is not better than the start "
             f"({entry.starting_raw:.4f}) on this machine; anchors not saved"
         )
-    if save:
-        save_entry(entry)
-    return entry

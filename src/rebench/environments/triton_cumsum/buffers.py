@@ -2,9 +2,9 @@
 
 CPU: two sealed memfds mapped on both sides (the child can write bytes into them, nothing
 more; sealing stops it from shrinking them under the scorer's mapping). GPU: two CUDA
-tensors shared once through CUDA IPC handles. Inputs are drawn from a fresh os.urandom
-seed each call and can be redrawn from that seed after the child is dead, so the scorer
-never trusts what is left in the shared input buffer.
+tensors shared once through CUDA IPC handles (gpu_transport.py). Inputs are drawn from a
+fresh os.urandom seed each call and can be redrawn from that seed after the child is dead,
+so the scorer never trusts what is left in the shared input buffer.
 """
 
 from __future__ import annotations
@@ -13,13 +13,9 @@ import contextlib
 import fcntl
 import mmap
 import os
-import statistics
-import time
 from typing import Protocol
 
 import torch
-
-from rebench.environments.triton_cumsum.protocol import Tag, send
 
 VALUE_LOW, VALUE_HIGH = -10, 10  # inputs are uniform int32 in [-10, 10), as in the paper
 
@@ -48,12 +44,10 @@ def poison(dest: torch.Tensor, seed: int) -> None:
 
 
 class Transport(Protocol):
-    """What the call loop needs from a buffer pair, whichever the device."""
+    """What starting the child needs from the buffers, whichever the device."""
 
     x: torch.Tensor
     out: torch.Tensor
-    snapshot_in_clock: bool
-    copy_overhead_s: float  # subtracted from every timed call (the in-clock snapshot)
 
     def child_args(self) -> list[str]: ...
 
@@ -61,14 +55,11 @@ class Transport(Protocol):
 
     def after_spawn(self, go_fd: int) -> None: ...
 
-    def settle(self) -> None: ...
-
-    def snapshot(self, index: int) -> torch.Tensor: ...
-
     def close(self) -> None: ...
 
 
-def _sealed_memfd(name: str, nbytes: int) -> int:
+def sealed_memfd(name: str, nbytes: int) -> int:
+    """A memfd of `nbytes` that nobody can shrink or grow (it is mapped on both sides)."""
     fd = os.memfd_create(name, os.MFD_CLOEXEC | os.MFD_ALLOW_SEALING)
     os.ftruncate(fd, nbytes)
     fcntl.fcntl(fd, fcntl.F_ADD_SEALS,
@@ -79,12 +70,9 @@ def _sealed_memfd(name: str, nbytes: int) -> int:
 class CpuTransport:
     """memfd-backed int32 buffers; the output is copied out after the tree is frozen."""
 
-    snapshot_in_clock = False
-    copy_overhead_s = 0.0
-
     def __init__(self, n: int) -> None:
         self.n = n
-        self._fds = (_sealed_memfd("rebench-in", n * 4), _sealed_memfd("rebench-out", n * 4))
+        self._fds = (sealed_memfd("rebench-in", n * 4), sealed_memfd("rebench-out", n * 4))
         self._maps = [mmap.mmap(fd, n * 4, mmap.MAP_SHARED) for fd in self._fds]
         self.x = torch.frombuffer(self._maps[0], dtype=torch.int32, count=n)
         self.out = torch.frombuffer(self._maps[1], dtype=torch.int32, count=n)
@@ -98,9 +86,6 @@ class CpuTransport:
     def after_spawn(self, go_fd: int) -> None:
         del go_fd
 
-    def settle(self) -> None:
-        """Nothing to wait for: writes to a shared mapping are visible at once."""
-
     def snapshot(self, index: int) -> torch.Tensor:
         del index
         return self.out.clone()
@@ -113,55 +98,3 @@ class CpuTransport:
                 mapped.close()
         for fd in self._fds:
             os.close(fd)
-
-
-class CudaTransport:
-    """CUDA buffers shared once by IPC; after `done` the scorer copies the output into a
-    private buffer on its own stream, inside the clock, and subtracts that copy's time as
-    measured by the scorer alone (`copy_overhead_s`)."""
-
-    snapshot_in_clock = True
-
-    def __init__(self, n: int, snapshots: int) -> None:
-        self.n = n
-        self.x = torch.empty(n, dtype=torch.int32, device="cuda")
-        self.out = torch.empty(n, dtype=torch.int32, device="cuda")
-        self.private = [torch.empty_like(self.out) for _ in range(snapshots)]
-        self.stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
-        self.copy_overhead_s = self._measure_copy()
-
-    def _measure_copy(self, repeats: int = 25) -> float:
-        samples = []
-        for i in range(repeats + 3):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            self.snapshot(0)
-            if i >= 3:  # the first copies pay for stream and allocator warm-up
-                samples.append(time.perf_counter() - start)
-        return statistics.median(samples)
-
-    def child_args(self) -> list[str]:
-        return []
-
-    def pass_fds(self) -> tuple[int, ...]:
-        return ()
-
-    def after_spawn(self, go_fd: int) -> None:
-        from multiprocessing.reduction import ForkingPickler
-
-        import torch.multiprocessing  # noqa: F401  (registers CUDA IPC reductions)
-
-        send(go_fd, Tag.HANDLES, bytes(ForkingPickler.dumps((self.x, self.out))))
-
-    def settle(self) -> None:
-        torch.cuda.synchronize()
-
-    def snapshot(self, index: int) -> torch.Tensor:
-        dest = self.private[index % len(self.private)]
-        with torch.cuda.stream(self.stream):
-            dest.copy_(self.out)
-        self.stream.synchronize()
-        return dest
-
-    def close(self) -> None:
-        torch.cuda.synchronize()

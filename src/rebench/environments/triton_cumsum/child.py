@@ -1,10 +1,11 @@
 """Untrusted side: `python -m rebench.environments.triton_cumsum.child ...`, run sandboxed.
 
 Imports the solution from the snapshot, maps the scorer's input and output buffers, reports
-ready, then for each `go` calls `prefix_sum` on the input view, puts the result into the
-output buffer, synchronizes and reports `done`. It returns bytes in a buffer, never a
-verdict: everything this process says is checked by the scorer. The checks below only turn
-common mistakes into clear messages.
+ready, then for each `go` (cpu: a pipe message; gpu: a number in the shared flag page,
+busy-waited on) calls `prefix_sum` on the input view, puts the result into the output
+buffer and reports `done` (gpu: after synchronizing, in the flag page). It returns bytes
+in a buffer, never a verdict: everything this process says is checked by the scorer. The
+checks below only turn common mistakes into clear messages.
 """
 
 from __future__ import annotations
@@ -22,7 +23,17 @@ import time
 import traceback
 from typing import Any
 
-from rebench.environments.triton_cumsum.protocol import ChildGone, Tag, receive, send
+from rebench.environments.triton_cumsum.protocol import (
+    DONE,
+    FLAG_BYTES,
+    GO,
+    SLOT,
+    ChildGone,
+    Tag,
+    pending,
+    receive,
+    send,
+)
 
 MAX_ERROR_CHARS = 4000
 
@@ -36,6 +47,7 @@ def _args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--device", choices=("cpu", "cuda"), required=True)
     parser.add_argument("--in-fd", type=int, default=-1)
     parser.add_argument("--out-fd", type=int, default=-1)
+    parser.add_argument("--flag-fd", type=int, default=-1)
     return parser.parse_args(argv)
 
 
@@ -63,9 +75,9 @@ def _cuda_buffers(args: argparse.Namespace) -> tuple[Any, Any]:
     message = receive(args.go_fd, deadline=time.monotonic() + 120.0, max_payload=1 << 20)
     if message.tag is not Tag.HANDLES:
         raise RuntimeError(f"expected the buffer handles, got {message.tag.name}")
-    x, out = pickle.loads(message.payload)  # sent by the trusted scorer
-    torch.cuda.set_device(x.device)
-    return x, out
+    xs, outs = pickle.loads(message.payload)  # sent by the trusted scorer: lists of slots
+    torch.cuda.set_device(xs[0].device)
+    return xs, outs
 
 
 def _load_solution(solution_dir: str) -> tuple[Any, bool]:
@@ -97,11 +109,19 @@ def _check_result(y: Any, out: Any, n: int) -> str | None:
     return None
 
 
-def _serve(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Namespace) -> None:
-    """Answer `go` messages until `quit` or the scorer closes the pipe."""
-    import torch
+def _one_call(fn: Any, accepts_out: bool, x: Any, out: Any, n: int) -> str | None:
+    """Call the solution once and leave its answer in `out`; a problem text or None."""
+    y = fn(x, out=out) if accepts_out else fn(x)
+    if y is None and accepts_out:
+        y = out
+    problem = _check_result(y, out, n)
+    if problem is None and (y.data_ptr() != out.data_ptr() or not y.is_contiguous()):
+        out.copy_(y)
+    return problem
 
-    n, cuda = args.n, args.device == "cuda"
+
+def _serve_cpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Namespace) -> None:
+    """Answer `go` messages until `quit` or the scorer closes the pipe."""
     while True:
         try:
             message = receive(args.go_fd, deadline=float("inf"))
@@ -109,19 +129,36 @@ def _serve(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Namespac
             return
         if message.tag is not Tag.GO:
             return
-        y = fn(x, out=out) if accepts_out else fn(x)
-        if y is None and accepts_out:
-            y = out
-        problem = _check_result(y, out, n)
+        problem = _one_call(fn, accepts_out, x, out, args.n)
         if problem is not None:
             send(args.done_fd, Tag.ERROR, problem.encode())
             return
-        if y.data_ptr() != out.data_ptr() or not y.is_contiguous():
-            out.copy_(y)
-        if cuda:
-            torch.cuda.synchronize()
-        del y
         send(args.done_fd, Tag.DONE)
+
+
+def _serve_gpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Namespace) -> None:
+    """`x`, `out`: the scorer's buffer slots. Busy-wait on the go slot of the flag page;
+    after each call synchronize and write the done slot. The scorer trusts none of it: it
+    ends its clock with its own GPU read."""
+    import torch
+
+    page = mmap.mmap(args.flag_fd, FLAG_BYTES, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE)
+    flags = memoryview(page).cast("q")
+    number = flags[DONE]
+    while True:
+        number += 1
+        spins = 0
+        while flags[GO] != number:
+            spins += 1
+            if spins & 0x3FFF == 0 and pending(args.go_fd):  # quit, or the scorer is gone
+                return
+        slot = flags[SLOT]
+        problem = _one_call(fn, accepts_out, x[slot], out[slot], args.n)
+        if problem is not None:
+            send(args.done_fd, Tag.ERROR, problem.encode())
+            return
+        torch.cuda.synchronize()
+        flags[DONE] = number
 
 
 def main(argv: list[str]) -> int:
@@ -135,7 +172,8 @@ def main(argv: list[str]) -> int:
         return 1
     send(args.done_fd, Tag.READY)
     try:
-        _serve(fn, accepts_out, x, out, args)
+        serve = _serve_gpu if args.device == "cuda" else _serve_cpu
+        serve(fn, accepts_out, x, out, args)
     except BaseException as exc:
         _report(args.done_fd, exc, "prefix_sum raised")
         return 1

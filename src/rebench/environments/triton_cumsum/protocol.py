@@ -16,6 +16,11 @@ import struct
 import time
 from dataclasses import dataclass
 
+# gpu: the shared flag page (a sealed memfd) of int64 slots: [GO] (the call's number) and
+# [SLOT] (which buffer pair it uses) written by the scorer, [DONE] by the child.
+FLAG_BYTES = 64
+GO, DONE, SLOT = 0, 1, 2
+
 # Upper bound on any payload, so a hostile child cannot make the scorer buffer gigabytes.
 MAX_PAYLOAD = 64 * 1024
 _LEN = struct.Struct("<I")

@@ -1,8 +1,9 @@
 """Trusted scorer of triton_cumsum: raw score = ln(milliseconds) of a `prefix_sum` call.
 
 Phases: check the snapshot, start the sandboxed child, make the warm-up and timed calls
-(session.py), kill the child tree, then verify every timed call's output against the
-scorer's own implementation on the input redrawn from its seed.
+(session.py; gpu timing in gpu_transport.py), kill the child tree, then verify every timed
+call's output against the scorer's own implementation on the input redrawn from its seed.
+Nothing measured separately is ever subtracted from a timed call.
 """
 
 from __future__ import annotations
@@ -17,24 +18,18 @@ from typing import Any
 import torch
 
 from rebench.core.score import ScoreResult
-from rebench.environments.triton_cumsum.buffers import (
-    CpuTransport,
-    CudaTransport,
-    Transport,
-    make_input,
-)
+from rebench.environments.triton_cumsum.buffers import CpuTransport, make_input
 from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+from rebench.environments.triton_cumsum.gpu_transport import CudaTransport, hash_output
 from rebench.environments.triton_cumsum.proctree import set_child_subreaper
 from rebench.environments.triton_cumsum.session import (
     CallResult,
     ChildSession,
+    GpuBatchResult,
     SubmissionError,
     child_command,
 )
 from rebench.harness.context import ScoringContext
-
-# A timed call can never be reported faster than this (keeps ln() finite).
-MIN_MS = 1e-3
 
 
 @dataclass(frozen=True)
@@ -48,6 +43,8 @@ class CallPlan:
     call_timeout_s: float
     startup_timeout_s: float
     statistic: str  # "median" or "min" of the timed calls
+    batch: int  # gpu: calls per timed batch (one sample of the statistic)
+    prep_wait_ms: float  # gpu: the scorer's prep may wait this long for the GPU
 
     @classmethod
     def from_params(cls, params: Any) -> CallPlan:
@@ -59,7 +56,14 @@ class CallPlan:
             call_timeout_s=float(params["call_timeout_s"]),
             startup_timeout_s=float(params["startup_timeout_s"]),
             statistic=str(params["statistic"]),
+            batch=int(params.get("batch", 1)),
+            prep_wait_ms=float(params.get("prep_wait_ms", 2.0)),
         )
+
+
+def machine_load() -> float:
+    """The 1-minute load average, recorded beside every timing score."""
+    return round(os.getloadavg()[0], 2)
 
 
 def score(ctx: ScoringContext) -> ScoreResult:
@@ -76,9 +80,19 @@ def score(ctx: ScoringContext) -> ScoreResult:
         # One scorer thread: idle intra-op workers spinning after our own tensor work
         # would steal cores from the solution while it is being timed.
         torch.set_num_threads(1)
-    transport = _transport(plan)
+    details: dict[str, Any] = {"n": plan.n, "device": plan.device,
+                               "load_before": machine_load()}
+    transport = (CudaTransport(plan.n, plan.batch) if plan.device == "cuda"
+                 else CpuTransport(plan.n))
+    try:
+        return _score_with(ctx, plan, transport, details)
+    finally:
+        transport.close()
+
+
+def _score_with(ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | CudaTransport,
+                details: dict[str, Any]) -> ScoreResult:
     session = _session(ctx, plan, transport)
-    details: dict[str, Any] = {"n": plan.n, "device": plan.device}
     try:
         details["startup_s"] = round(session.start(), 3)
         calls = _run_calls(session, plan, details)
@@ -87,25 +101,19 @@ def score(ctx: ScoringContext) -> ScoreResult:
         return ScoreResult.invalid(str(exc), **details)
     finally:
         session.close()  # the tree is dead before any expected output exists
-        transport.close()
     details["child_log_tail"] = session.log_tail()
-    overhead = transport.copy_overhead_s
-    times_ms = [max(MIN_MS, (c.seconds - overhead) * 1e3) for c in calls]
-    details.update(timed_ms=[round(t, 4) for t in times_ms],
-                   copy_overhead_ms=round(overhead * 1e3, 4))
-    problem = _verify(calls, plan)
+    details["load_after"] = machine_load()
+    times_ms = [c.seconds * 1e3 for c in calls]
+    details["timed_ms"] = [round(t, 4) for t in times_ms]
+    problem = _verify(calls, plan, transport)
     if problem is not None:
         return ScoreResult.invalid(problem, **details)
     return _result(times_ms, plan.statistic, details)
 
 
-def _transport(plan: CallPlan) -> Transport:
-    if plan.device == "cuda":
-        return CudaTransport(plan.n, snapshots=plan.timed_calls)
-    return CpuTransport(plan.n)
-
-
-def _session(ctx: ScoringContext, plan: CallPlan, transport: Transport) -> ChildSession:
+def _session(
+    ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | CudaTransport
+) -> ChildSession:
     child_env = {"REBENCH_PROFILE": ctx.profile.name, "PYTHONUNBUFFERED": "1"}
     argv = ctx.untrusted_argv(
         [*child_command(), "--solution-dir", str(ctx.solution_dir), "--n", str(plan.n),
@@ -116,41 +124,90 @@ def _session(ctx: ScoringContext, plan: CallPlan, transport: Transport) -> Child
     # the harness's own locations.
     env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
     env.update(child_env)
+    prep_limit = plan.prep_wait_ms if isinstance(transport, CudaTransport) else math.inf
     return ChildSession(
         argv=argv, env=env, cwd=ctx.solution_dir, transport=transport,
         log_path=ctx.scratch_dir / "child.log",
         startup_timeout_s=plan.startup_timeout_s, call_timeout_s=plan.call_timeout_s,
+        prep_limit_ms=prep_limit,
     )
 
 
-def _run_calls(
-    session: ChildSession, plan: CallPlan, details: dict[str, Any]
-) -> list[CallResult]:
-    warmups = []
-    for i in range(plan.warmup_calls):
-        warmups.append(session.call(f"warm-up call {i + 1}", slot=0, keep=False))
-    timed = [
-        session.call(f"timed call {i + 1}", slot=i, keep=True) for i in range(plan.timed_calls)
-    ]
-    details["warmup_ms"] = [round(c.seconds * 1e3, 4) for c in warmups]
-    details["walk_charged_calls"] = sum(c.walk_charged for c in warmups + timed)
-    return timed
+Call = CallResult | GpuBatchResult
 
 
-def _verify(calls: list[CallResult], plan: CallPlan) -> str | None:
-    """Compare each timed output, bit for bit, with the scorer's own answer."""
+def _run_calls(session: ChildSession, plan: CallPlan, details: dict[str, Any]) -> list[Call]:
+    if plan.device == "cuda":
+        return _run_batches(session, plan, details)
+    calls: list[Call] = []
+    for i in range(plan.warmup_calls + plan.timed_calls):
+        timed = i >= plan.warmup_calls
+        label = f"timed call {i - plan.warmup_calls + 1}" if timed else f"warm-up call {i + 1}"
+        calls.append(session.call(label, slot=0, keep=timed))
+    details["warmup_ms"] = [round(c.seconds * 1e3, 4) for c in calls[: plan.warmup_calls]]
+    details["walk_charged_calls"] = sum(
+        c.walk_charged for c in calls if isinstance(c, CallResult))
+    return calls[plan.warmup_calls :]
+
+
+def _run_batches(session: ChildSession, plan: CallPlan,
+                 details: dict[str, Any]) -> list[Call]:
+    """gpu: warm-up batches (at least the paper's warm-up calls), then timed batches."""
+    warmups = -(-plan.warmup_calls // plan.batch)
+    batches = [session.gpu_batch(f"warm-up batch {i + 1}") for i in range(warmups)]
+    batches += [session.gpu_batch(f"timed batch {i + 1}")
+                for i in range(max(1, plan.timed_calls // plan.batch))]
+    details["warmup_ms"] = [round(b.seconds * 1e3, 4) for b in batches[:warmups]]
+    details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
+    details["prep_waited_ms_max"] = round(max(b.waited_ms for b in batches), 4)
+    details["prep_limit_ms"] = round(session.prep_limit_ms, 4)
+    details["batch"] = plan.batch
+    details["timed_calls"] = (len(batches) - warmups) * plan.batch
+    # As the child reported them (untrusted): where the time of the first batch went.
+    details["first_batch_call_ms"] = [round(t, 4) for t in batches[warmups].call_ms]
+    return list(batches[warmups:])
+
+
+def _verify(calls: list[Call], plan: CallPlan,
+            transport: CpuTransport | CudaTransport) -> str | None:
+    """Check each timed output against the scorer's own answer (the child is dead)."""
     for i, call in enumerate(calls, start=1):
-        if call.snapshot is None:
-            return f"timed call {i}: no output was captured"
-        expected = expected_prefix_sum(make_input(plan.n, call.seed, plan.device))
-        if torch.equal(call.snapshot, expected):
-            continue
-        wrong = (call.snapshot != expected).nonzero()
-        first = int(wrong[0, 0])
-        return (
-            f"timed call {i}: wrong result at {wrong.shape[0]} of {plan.n} positions "
-            f"(first at index {first}: got {int(call.snapshot[first])})"
-        )
+        if isinstance(call, GpuBatchResult):
+            assert isinstance(transport, CudaTransport)
+            problem = _verify_gpu(call, plan, transport)
+            where = f"timed batch {i}"
+        else:
+            expected = expected_prefix_sum(make_input(plan.n, call.seed, plan.device))
+            problem = _verify_cpu(call, expected, plan.n)
+            where = f"timed call {i}"
+        if problem is not None:
+            return f"{where}: {problem}"
+    return None
+
+
+def _verify_cpu(call: CallResult, expected: torch.Tensor, n: int) -> str | None:
+    if call.snapshot is None:
+        return "no output was captured"
+    if torch.equal(call.snapshot, expected):
+        return None
+    wrong = (call.snapshot != expected).nonzero()
+    first = int(wrong[0, 0])
+    return (f"wrong result at {wrong.shape[0]} of {n} positions "
+            f"(first at index {first}: got {int(call.snapshot[first])})")
+
+
+def _verify_gpu(batch: GpuBatchResult, plan: CallPlan,
+                transport: CudaTransport) -> str | None:
+    for slot, seed in enumerate(batch.seeds):
+        expected = expected_prefix_sum(make_input(plan.n, seed, plan.device))
+        positions = batch.positions[slot]
+        wrong = int((expected[positions] != batch.samples[slot]).sum())
+        if wrong:
+            return (f"call {slot + 1}: wrong result when the batch was reported done: "
+                    f"{wrong} of {positions.numel()} positions the scorer read then were "
+                    "not (yet) right; all work must be finished inside the call")
+        if not torch.equal(hash_output(expected, transport.weights), batch.digests[slot]):
+            return f"call {slot + 1}: wrong result (the output differs from the correct answer)"
     return None
 
 
@@ -160,6 +217,8 @@ def _result(times_ms: list[float], statistic: str, details: dict[str, Any]) -> S
     details["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return ScoreResult(
         raw=raw,
-        message={"ms": round(ms, 4), "raw": round(raw, 6), "timed_calls": len(times_ms)},
+        message={"ms": round(ms, 4), "raw": round(raw, 6),
+                 "timed_calls": details.get("timed_calls", len(times_ms)),
+                 "load": details["load_after"]},
         details=details,
     )

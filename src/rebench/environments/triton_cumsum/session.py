@@ -1,16 +1,16 @@
 """One untrusted child and the timed calls made to it (trusted side).
 
-Per call: while the child's process tree is frozen, draw a fresh input and poison the output;
-start the clock, resume the tree, send `go`, wait for `done` (with the per-call timeout),
-then take the result out of reach before the clock stops: on CPU by freezing the whole
-tree (SIGSTOP), on GPU by copying the output into a private buffer on the scorer's own
-stream (the copy's separately measured time is subtracted). Verification happens later,
-after the child is dead.
+cpu, per call: while the child's process tree is frozen, draw a fresh input and poison the
+output; start the clock, resume the tree, send `go` over a pipe, wait for `done`, freeze
+the whole tree (SIGSTOP) and stop the clock; copy the output out while it is frozen.
+gpu, per call: see gpu_transport.py (flag page, busy waits, the scorer's own gather ends
+the clock). Verification happens later, after the child is dead.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 import resource
 import subprocess
@@ -21,9 +21,11 @@ from pathlib import Path
 
 import torch
 
-from rebench.environments.triton_cumsum.buffers import Transport, draw_input, fresh_seed, poison
+from rebench.environments.triton_cumsum.buffers import CpuTransport, draw_input, fresh_seed, poison
+from rebench.environments.triton_cumsum.gpu_transport import CudaTransport
 from rebench.environments.triton_cumsum.proctree import ChildTree, TreeNotStoppedError, descendants
 from rebench.environments.triton_cumsum.protocol import (
+    DONE,
     ChildGone,
     ProtocolError,
     Tag,
@@ -51,6 +53,23 @@ class CallResult:
     walk_charged: bool
 
 
+@dataclass(frozen=True)
+class GpuBatchResult:
+    """One gpu batch: per slot its seed, secret positions, what was read there inside the
+    clock and the whole output's hash (after the clock); the seconds per call (the batch's
+    time over its calls), the preparation's wall time, and each call's time as the
+    child reported it (not trusted; shown to explain where time goes)."""
+
+    seeds: tuple[int, ...]
+    seconds: float
+    positions: tuple[torch.Tensor, ...]
+    samples: tuple[torch.Tensor, ...]
+    digests: tuple[torch.Tensor, ...]
+    prep_ms: float
+    waited_ms: float
+    call_ms: tuple[float, ...]
+
+
 @dataclass
 class ChildSession:
     """Starts the child, makes calls, and always kills the child tree on `close`."""
@@ -58,15 +77,17 @@ class ChildSession:
     argv: list[str]
     env: dict[str, str]
     cwd: Path
-    transport: Transport
+    transport: CpuTransport | CudaTransport
     log_path: Path
     startup_timeout_s: float
     call_timeout_s: float
+    prep_limit_ms: float = float("inf")  # gpu: longest the scorer's prep may wait for the GPU
     proc: subprocess.Popen[bytes] | None = None
     tree: ChildTree | None = None
     _go: int = -1
     _done: int = -1
     _fds: list[int] = field(default_factory=list)
+    _calls: int = 0  # gpu: the number of the last call (the flag page's go value)
 
     # ---- lifecycle -------------------------------------------------------------------
     def start(self) -> float:
@@ -129,16 +150,13 @@ class ChildSession:
 
     # ---- calls -----------------------------------------------------------------------
     def call(self, label: str, slot: int, keep: bool) -> CallResult:
-        """One call on a fresh input; `keep` stores a snapshot of the output for checking."""
+        """cpu: one call on a fresh input; `keep` stores a copy of the output for checking."""
+        transport = self._cpu()
         tree = self._tree()
         seed = fresh_seed()
-        draw_input(self.transport.x, seed)
-        poison(self.transport.out, seed)
-        self.transport.settle()
-        if pending(self._done):
-            if not os.read(self._done, 1):
-                raise self._died(f"before {label}")
-            raise SubmissionError(f"{label}: the solution sent a message before it was asked")
+        draw_input(transport.x, seed)
+        poison(transport.out, seed)
+        self._no_early_message(label)
         start = time.perf_counter()
         tree.resume()
         try:
@@ -146,23 +164,67 @@ class ChildSession:
         except OSError:
             raise self._died(f"before {label}") from None
         self._await_done(label)
-        walk_charged = False
-        snap: torch.Tensor | None = None
-        if self.transport.snapshot_in_clock:
-            snap = self.transport.snapshot(slot)
+        tree.stop_fast()
+        stop = time.perf_counter()
+        walk_charged = self._freeze()
+        if walk_charged:  # something escaped the fast stop and ran during the walk
             stop = time.perf_counter()
-            self._freeze()
-        else:
-            tree.stop_fast()
-            stop = time.perf_counter()
-            walk_charged = self._freeze()
-            if walk_charged:  # something escaped the fast stop and ran during the walk
-                stop = time.perf_counter()
-            if keep:  # the tree is frozen: nothing can change the output any more
-                snap = self.transport.snapshot(slot)
-        return CallResult(seed, stop - start, snap if keep else None, walk_charged)
+        # The tree is frozen: nothing can change the output any more.
+        snap = transport.snapshot(slot) if keep else None
+        return CallResult(seed, stop - start, snap, walk_charged)
 
-    def _await_done(self, label: str) -> None:
+    def gpu_batch(self, label: str) -> GpuBatchResult:
+        """gpu: one batch of calls on fresh inputs (gpu_transport.py says how it is timed)."""
+        transport = self._gpu()
+        tree = self._tree()
+        prepared = transport.prepare()  # the tree is frozen: nothing of it runs on the CPU
+        if prepared.waited_ms > self.prep_limit_ms:
+            raise SubmissionError(
+                f"{label}: the GPU was busy with other work while the scorer drew the inputs "
+                f"(its own GPU work waited {prepared.waited_ms:.2f} ms for the GPU): no GPU "
+                "work may keep running between calls, and no other GPU process may run "
+                "during scoring"
+            )
+        self._no_early_message(label)
+        if transport.flags[DONE] != self._calls:
+            raise SubmissionError(f"{label}: the solution wrote the done flag before it was "
+                                  "asked")
+        call_ns = []
+        start = time.perf_counter_ns()
+        tree.resume()
+        for slot in range(transport.batch):
+            self._calls += 1
+            deadline = start + int(self.call_timeout_s * 1e9) * (slot + 1)
+            transport.call(slot, self._calls, deadline,
+                           lambda limit: self._check_waiting(label, limit))
+            call_ns.append(time.perf_counter_ns())
+        samples = transport.gather(prepared.positions)
+        stop = time.perf_counter_ns()
+        self._freeze()
+        marks = [start, *call_ns]
+        return GpuBatchResult(
+            seeds=prepared.seeds, seconds=(stop - start) / 1e9 / transport.batch,
+            positions=prepared.positions, samples=tuple(samples),
+            digests=tuple(transport.fingerprints()), prep_ms=prepared.prep_ms,
+            waited_ms=prepared.waited_ms,
+            call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
+        )
+
+    def _no_early_message(self, label: str) -> None:
+        if pending(self._done):
+            if not os.read(self._done, 1):
+                raise self._died(f"before {label}")
+            raise SubmissionError(f"{label}: the solution sent a message before it was asked")
+
+    def _check_waiting(self, label: str, deadline_ns: int) -> None:
+        """While the scorer busy-waits on the done flag: errors, death, the time limit."""
+        if pending(self._done):
+            self._await_done(label, expect=Tag.ERROR)
+        if time.perf_counter_ns() > deadline_ns:
+            raise SubmissionError(
+                f"{label} did not finish within the {self.call_timeout_s:.0f} s limit")
+
+    def _await_done(self, label: str, expect: Tag = Tag.DONE) -> None:
         try:
             message = receive(self._done, time.monotonic() + self.call_timeout_s)
         except Timeout:
@@ -175,8 +237,18 @@ class ChildSession:
             raise SubmissionError(f"the solution process broke the protocol: {exc}") from None
         if message.tag is Tag.ERROR:
             raise SubmissionError(f"{label}: {message.text}")
-        if message.tag is not Tag.DONE:
+        if message.tag is not expect:
             raise SubmissionError(f"{label}: unexpected message {message.tag.name}")
+
+    def _cpu(self) -> CpuTransport:
+        if not isinstance(self.transport, CpuTransport):
+            raise TypeError("cpu calls need the cpu transport")
+        return self.transport
+
+    def _gpu(self) -> CudaTransport:
+        if not isinstance(self.transport, CudaTransport):
+            raise TypeError("gpu calls need the CUDA transport")
+        return self.transport
 
     def _tree(self) -> ChildTree:
         if self.tree is None:

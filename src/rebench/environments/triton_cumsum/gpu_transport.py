@@ -1,0 +1,168 @@
+"""GPU buffers and the trusted side of the GPU timing protocol (see README, "How a score is
+taken").
+
+The scorer owns `batch` pairs of CUDA input and output buffers (shared once with the child
+through CUDA IPC) and a small shared-memory flag page (a sealed memfd inherited by the
+child; no path on disk). Calls are timed in batches, one batch per sample:
+
+1. prepare (the child's processes frozen): on the scorer's own stream, draw a fresh input
+   into every slot, poison every output, draw secret sample positions. GPU contexts are
+   time-sliced: if anything else keeps the GPU busy meanwhile (a solution kernel left
+   running to start early, a hog), the scorer's own work waits for its turn. Each slot's
+   work is timed on the wall clock and with the scorer's CUDA events (which count only
+   once its work runs); if the difference, summed over the batch, exceeds a limit, the
+   batch is refused.
+2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
+   and the call's number are written to the flag page (the child busy-waits on it) and
+   the scorer busy-waits for the child's done number. After the last call the scorer
+   gathers every output at its secret sample positions on its own stream and
+   synchronizes; then the clock stops. "Done" is established by the scorer's own GPU work,
+   not by anything the child says: work the child left running delays the gather (its
+   time is counted) or leaves sampled positions unwritten (the batch is wrong). A child
+   that reports one call early only moves time into the next call of the same batch.
+   Nothing is subtracted: the sample is the batch's time over its number of calls.
+3. after the clock: the tree is frozen and every output is hashed with secret weights; the
+   expected answers (and their hashes) are computed only after the child is dead.
+
+Two GPU context switches and one wake-up per batch are the protocol's cost; a batch of B
+calls spreads them over B calls.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import torch
+
+from rebench.environments.triton_cumsum.buffers import (
+    draw_input,
+    fresh_seed,
+    poison,
+    sealed_memfd,
+)
+from rebench.environments.triton_cumsum.protocol import DONE, FLAG_BYTES, GO, SLOT, Tag, send
+
+SAMPLES = 65536  # positions read inside the clock: 1e-4 unwritten is caught w.p. 1 - e^-6.5
+
+# Called every few thousand spins of a wait with the deadline; raises to stop the wait.
+CheckFn = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One batch's secrets: the input seeds and sample positions; and how long the scorer's
+    own GPU work waited for the GPU (wall time minus its GPU time, summed over the slots)."""
+
+    seeds: tuple[int, ...]
+    positions: tuple[torch.Tensor, ...]
+    prep_ms: float
+    waited_ms: float
+
+
+def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
+    """A 64-bit fingerprint of `out` under secret random weights (wrapping arithmetic)."""
+    return (out.to(torch.int64) * weights).sum()
+
+
+class CudaTransport:
+    """The scorer's CUDA buffers, flag page and private stream (trusted side)."""
+
+    def __init__(self, n: int, batch: int, samples: int = SAMPLES) -> None:
+        self.n = n
+        self.samples = samples
+        self.xs = [torch.empty(n, dtype=torch.int32, device="cuda") for _ in range(batch)]
+        self.outs = [torch.empty_like(x) for x in self.xs]
+        self.stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
+        gen = torch.Generator(device="cuda").manual_seed(fresh_seed())
+        with torch.cuda.stream(self.stream):
+            self.weights = torch.randint(-(2**62), 2**62, (n,), dtype=torch.int64,
+                                         device="cuda", generator=gen)
+        self._flag_fd = sealed_memfd("rebench-flags", FLAG_BYTES)
+        self._map = mmap.mmap(self._flag_fd, FLAG_BYTES)
+        self.flags = memoryview(self._map).cast("q")
+        self._events = (torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
+                        torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
+        self.prepare()  # warm-up: allocator, generator kernels, clocks
+
+    @property
+    def batch(self) -> int:
+        return len(self.xs)
+
+    # ---- child set-up ----------------------------------------------------------------
+    def child_args(self) -> list[str]:
+        return ["--flag-fd", str(self._flag_fd)]
+
+    def pass_fds(self) -> tuple[int, ...]:
+        return (self._flag_fd,)
+
+    def after_spawn(self, go_fd: int) -> None:
+        from multiprocessing.reduction import ForkingPickler
+
+        import torch.multiprocessing  # noqa: F401  (registers CUDA IPC reductions)
+
+        send(go_fd, Tag.HANDLES, bytes(ForkingPickler.dumps((self.xs, self.outs))))
+
+    # ---- per batch -------------------------------------------------------------------
+    def prepare(self) -> Prepared:
+        """Fresh inputs, poisoned outputs, secret positions, slot by slot on the scorer's
+        stream, each slot waited for and timed twice: on the wall clock and with the
+        scorer's CUDA events (GPU time of its own work once it runs)."""
+        seeds, positions, waited = [], [], 0.0
+        began = time.perf_counter()
+        first, last = self._events
+        for x, out in zip(self.xs, self.outs, strict=True):
+            seed = fresh_seed()
+            slot_began = time.perf_counter()
+            with torch.cuda.stream(self.stream):
+                first.record()
+                draw_input(x, seed)
+                poison(out, seed)
+                # Positions from a seed of their own: nothing about them follows from x.
+                gen = torch.Generator(device="cuda").manual_seed(fresh_seed())
+                positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
+                                               generator=gen))
+                last.record()
+            last.synchronize()  # each slot waits: time-slicing shows in every one
+            wall = (time.perf_counter() - slot_began) * 1e3
+            waited += max(0.0, wall - first.elapsed_time(last))
+            seeds.append(seed)
+        return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3,
+                        waited)
+
+    def gather(self, positions: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+        """Read every output at its positions on the scorer's stream and wait for it: the
+        last step inside the clock."""
+        with torch.cuda.stream(self.stream):
+            samples = [torch.index_select(out, 0, where)
+                       for out, where in zip(self.outs, positions, strict=True)]
+        self.stream.synchronize()
+        return samples
+
+    def fingerprints(self) -> list[torch.Tensor]:
+        """Hash of every whole output (after the clock, with the child frozen)."""
+        with torch.cuda.stream(self.stream):
+            digests = [hash_output(out, self.weights) for out in self.outs]
+        self.stream.synchronize()
+        return digests
+
+    def call(self, slot: int, number: int, deadline_ns: int, check: CheckFn) -> None:
+        """Start call `number` on `slot` and busy-wait until the child's done slot holds
+        it. Every few thousand spins `check()` runs (errors, EOF, the deadline)."""
+        flags = self.flags
+        flags[SLOT] = slot
+        flags[GO] = number
+        spins = 0
+        while flags[DONE] != number:
+            spins += 1
+            if spins & 0xFFF == 0:
+                check(deadline_ns)
+
+    def close(self) -> None:
+        torch.cuda.synchronize()
+        self.flags.release()
+        self._map.close()
+        os.close(self._flag_fd)
