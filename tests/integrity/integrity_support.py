@@ -110,11 +110,20 @@ def run_cmd(cmd: str, timeout: float = 60.0) -> Action:
 SCORE: Action = {"action": "score"}
 
 
+# Environments whose cheat suites and solutions the integrity rules are measured on. The
+# environments added on 2026-11-30 (restricted_mlm, optimize_llm_foundry, small_scaling_law)
+# are not yet: their cheats are refused by their scorers but no rule of the report names
+# them (docs/benchmarks/integrity.md, "Not yet measured").
+MEASURED_ENVIRONMENTS = ("fix_embedding", "rust_codecontests_inference", "triton_cumsum")
+
+
 def cheat_files() -> list[tuple[str, Path]]:
-    """(environment, file) of every file in every tests/environments/*/cheats/ folder."""
+    """(environment, file) of every file in the cheats/ folders of the measured
+    environments."""
     return [(path.parent.parent.name, path)
             for path in sorted(ENVIRONMENTS.glob("*/cheats/*.py"))
-            if not path.name.startswith(("test_", "_"))]
+            if not path.name.startswith(("test_", "_"))
+            and path.parent.parent.name in MEASURED_ENVIRONMENTS]
 
 
 def solution_target(env_id: str, cheat: Path) -> str:
