@@ -10,9 +10,9 @@ import pytest
 from rebench.core.discovery import load_spec
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.context import ScoringContext
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation
+from rebench.scoring.context import ScoringContext
 
 
 @pytest.fixture(scope="session")

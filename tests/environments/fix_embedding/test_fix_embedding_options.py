@@ -15,9 +15,9 @@ from rebench.assets.gpt import GPTConfig
 from rebench.assets.train import new_model
 from rebench.assets.weights import save_state
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.context import ScoringContext
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation
+from rebench.scoring.context import ScoringContext
 
 
 def _tiny(profile: Profile) -> Profile:

@@ -12,9 +12,9 @@ import pytest
 from rebench.core.discovery import load_spec
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.context import ScoringContext
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation, default_isolation
+from rebench.scoring.context import ScoringContext
 
 CHEATS = Path(__file__).parent / "cheats"
 

@@ -13,9 +13,9 @@ from rust_cc_support import ENV_ID
 
 from rebench.core.discovery import load_spec
 from rebench.core.spec import EnvironmentSpec
-from rebench.harness.context import ScoringContext
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation
+from rebench.scoring.context import ScoringContext
 
 
 @pytest.fixture(scope="session")

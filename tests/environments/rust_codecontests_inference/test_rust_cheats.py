@@ -14,7 +14,7 @@ import pytest
 from rust_cc_support import CHEATS, ENV_DIR, bwrap_isolation
 
 from rebench.environments.rust_codecontests_inference import scoring
-from rebench.harness.context import ScoringContext
+from rebench.scoring.context import ScoringContext
 
 
 def _score(make: Callable[..., ScoringContext], name: str, **kw: object) -> tuple[object, float]:

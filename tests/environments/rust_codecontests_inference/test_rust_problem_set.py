@@ -19,7 +19,7 @@ from rebench.environments.rust_codecontests_inference.problems import (
     all_problems,
     split_problems,
 )
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 KEY = b"tests: a fixed key"
 

@@ -37,7 +37,7 @@ from rebench.assets.train import TrainConfig, evaluate, new_model, train
 from rebench.assets.weights import WeightsError, load_base_model, save_state
 from rebench.core.spec import ParamValue
 from rebench.environments.fix_embedding.corruption import Corruption, corrupt_to_target
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 # Offsets from the profile's seed for the two models and their batch streams. The seed is
 # public: it only makes training repeatable; nothing held out derives from it.

@@ -17,7 +17,7 @@ from rebench.assets.checkpoint import ArchiveRefused, check_archive
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.assets.train import evaluate
 from rebench.core.score import ScoreResult
-from rebench.harness.context import ScoringContext
+from rebench.scoring.context import ScoringContext
 
 SOLUTION_FILE = "fixed_model.pth"
 # A submission much larger than the fp32 model is not a state dict of it; refuse to read it.

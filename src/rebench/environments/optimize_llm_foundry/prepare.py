@@ -40,7 +40,7 @@ from rebench.environments.optimize_llm_foundry.pipeline import (
     starting_folder,
 )
 from rebench.environments.optimize_llm_foundry.rows import make_rows, write_jsonl
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 # The public rows' seed is fixed (the agent has them anyway); the held-out rows' is secret.
 _PUBLIC_ROWS_SEED = 20241115

@@ -33,8 +33,8 @@ from rebench.environments.optimize_llm_foundry.weights import (
     norm_distance,
     read_weights,
 )
-from rebench.harness.context import ScoringContext
 from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath
+from rebench.scoring.context import ScoringContext
 
 LOG_TAIL_CHARS = 2000
 

@@ -30,7 +30,7 @@ from rebench.assets.data import AssetError, TokenSplits, token_splits
 from rebench.assets.secret import derive
 from rebench.core.discovery import environment_dir
 from rebench.environments.restricted_mlm import export_child, graph_check
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 SECRET_BYTES = 32
 

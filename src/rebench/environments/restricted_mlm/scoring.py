@@ -33,7 +33,7 @@ from rebench.environments.restricted_mlm.graph_check import (
     parse_graph,
     run,
 )
-from rebench.harness.context import ScoringContext
+from rebench.scoring.context import ScoringContext
 
 EVAL_FILE = "eval.json"
 

@@ -18,7 +18,7 @@ from rebench.environments.rust_codecontests_inference.problems import (
     Problem,
     split_problems,
 )
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 SECRET_FILE = "secret.bin"
 HELD_OUT_FILE = "test.jsonl"

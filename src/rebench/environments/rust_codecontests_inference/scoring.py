@@ -28,7 +28,7 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
 from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc, rustc_sysroot
 from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
-from rebench.harness.context import ScoringContext
+from rebench.scoring.context import ScoringContext
 
 SOCKET_NAME = "model.sock"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from rebench.harness.context import PrepareContext
+from rebench.scoring.context import PrepareContext
 
 
 def prepare(ctx: PrepareContext) -> None:

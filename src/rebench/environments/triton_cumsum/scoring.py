@@ -29,7 +29,7 @@ from rebench.environments.triton_cumsum.session import (
     SubmissionError,
     child_command,
 )
-from rebench.harness.context import ScoringContext
+from rebench.scoring.context import ScoringContext
 
 
 @dataclass(frozen=True)

@@ -146,7 +146,7 @@ def test_sandboxed_solution_code_cannot_read_protected_assets(
         pytest.skip("no bubblewrap sandbox in this build")
     if isolation is Isolation.LOCAL:
         pytest.skip("bubblewrap is not available here")
-    from rebench.harness.context import ScoringContext
+    from rebench.scoring.context import ScoringContext
 
     solution = tmp_path / "solution"
     solution.mkdir()
