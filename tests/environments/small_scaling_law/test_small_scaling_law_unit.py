@@ -58,7 +58,7 @@ def test_parse_answer(text: str, ok: bool) -> None:
 
 
 def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
-    result = score_answer({"loss_prediction": 5.0, "max_iters": 100, "n_embd": 64},
+    result = score_answer({"loss_prediction": 5.0, "max_iters": 50, "n_embd": 64},
                           ScoreKind.REQUESTED)
     assert not result.valid and result.details == {"check_only": True}
     assert result.message["is_valid"] is True
@@ -69,7 +69,7 @@ def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
 def test_the_sweep_table_is_on_the_budget_line(ssl_cpu: Profile) -> None:
     points = load_sweep("cpu")
     assert len(points) >= 5
-    target = float(ssl_cpu.params["target_flops"])  # type: ignore[arg-type]
+    target = float(ssl_cpu.params["target_flops"])
     for p in points:
         assert 0.8 * target <= p.flops <= target and math.isfinite(p.loss)
     assert len({p.n_embd for p in points}) == len(points)

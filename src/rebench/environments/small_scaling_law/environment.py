@@ -19,8 +19,8 @@ _COMMON: dict[str, int | float | str | bool] = {
 
 CPU = Profile(
     name="cpu",
-    description="2 CPU cores: 4-layer GPT, 2048-token BPE, block 128, batch 16, "
-    "target 2e11 FLOPs (a target run takes seconds to a minute on idle cores)",
+    description="2 CPU cores: 4-layer GPT, 2048-token BPE, block 64, batch 8, "
+    "target 2e10 FLOPs (a target run takes seconds on idle cores)",
     # Measured with `rebench calibrate small_scaling_law -p cpu` (see README.md).
     starting_raw=-0.30,
     reference_raw=0.85,
@@ -30,17 +30,18 @@ CPU = Profile(
         "tokenizer": "bpe2048",
         "device": "cpu",
         "threads": 2,
-        "block_size": 128,
-        "batch_size": 16,
-        "head_size": 16,
-        "min_n_embd": 16,
+        "block_size": 64,
+        "batch_size": 8,
+        "head_size": 8,
+        "min_n_embd": 8,
         "max_n_embd": 512,
         "lr": 2e-3,
-        "target_flops": 2e11,
-        "val_windows": 128,  # the service's validation loss: 128 windows of the val split
-        "heldout_windows": 1024,  # the scorer's: a secret 1024 of the test split's windows
+        "target_flops": 2e10,
+        "val_windows": 256,  # the service's validation loss: 256 windows of the val split
+        "heldout_windows": 512,  # the scorer's: a secret 512 of the test split's windows
+        "sweep_windows": 1536,  # the sweep's (L*): 1536 windows spread over the test split
         "max_experiments": 100,
-        "start_n_embd": 128,
+        "start_n_embd": 96,
         "start_loss_prediction": 5.5,
     },
     gpus=0,
@@ -73,6 +74,7 @@ GPU = Profile(
         "target_flops": 5e16,  # provisional: about 10 min on one H200, to be measured
         "val_windows": 256,
         "heldout_windows": 1024,
+        "sweep_windows": 4096,
         "max_experiments": 100,
         "start_n_embd": 1024,
         "start_loss_prediction": 4.4,

@@ -64,10 +64,10 @@ def prepare(ctx: PrepareContext) -> None:
     np.save(ctx.protected_dir / "heldout_rows.npy", rows[pick])
     (ctx.protected_dir / META).write_text(json.dumps(
         {"tokenizer": splits.tokenizer, "vocab_size": splits.vocab_size}))
-    cap = recipe.target_flops * float(params["experiment_fraction"])  # type: ignore[arg-type]
+    cap = recipe.target_flops * float(params["experiment_fraction"])
     (ctx.public_dir / "recipe.json").write_text(json.dumps(public_recipe(recipe, cap), indent=1))
     shutil.copyfile(gpt_module.__file__, ctx.public_dir / "model.py")
-    start = starting_answer(recipe, int(params["start_n_embd"]),  # type: ignore[call-overload]
-                            float(params["start_loss_prediction"]))  # type: ignore[arg-type]
+    start = starting_answer(recipe, int(params["start_n_embd"]),
+                            float(params["start_loss_prediction"]))
     (ctx.public_dir / "answer.json").write_text(json.dumps(start) + "\n")
     ctx.progress("assets ready", 1.0)

@@ -88,7 +88,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if shape:
         return invalid(shape)
     frac = recipe.flops(answer.n_embd, answer.max_iters) / recipe.target_flops
-    limit = float(ctx.profile.params["max_budget_ratio"])  # type: ignore[arg-type]
+    limit = float(ctx.profile.params["max_budget_ratio"])
     if frac > limit:
         return invalid(f"the answer uses {frac:.3f} x the target FLOPs (> {limit})", frac)
     message = {"is_valid": True, "frac_flops_used": round(frac, 4)}

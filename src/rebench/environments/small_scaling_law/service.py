@@ -82,5 +82,5 @@ def start_experiments(ctx: ServiceContext) -> Experiments:
     """Load the protected data once for the run; the cap is a fraction of the target."""
     data = load_protected(ctx.assets_dir)
     recipe = Recipe.from_params(ctx.profile.params, data.vocab_size)
-    fraction = float(ctx.profile.params["experiment_fraction"])  # type: ignore[arg-type]
+    fraction = float(ctx.profile.params["experiment_fraction"])
     return Experiments(recipe, data, recipe.target_flops * fraction, ctx)

@@ -1,5 +1,5 @@
 """Measure L*: train the fixed GPT at several widths on the target budget line and record
-the held-out loss of each (the full test split, every non-overlapping window).
+the held-out loss of each (windows spread evenly over the whole test split).
 
     python -m rebench.environments.small_scaling_law.sweep --profile cpu
 
@@ -20,10 +20,10 @@ import torch
 
 from rebench.assets.data import offline_token_splits
 from rebench.core.discovery import load_spec
-from rebench.environments.small_scaling_law.trainer import Recipe, block_rows, train_config
+from rebench.environments.small_scaling_law.trainer import Recipe, spread_rows, train_config
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_WIDTHS = {"cpu": (16, 32, 48, 64, 96), "gpu": (256, 384, 512, 640, 768, 1024)}
+DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (256, 384, 512, 640, 768, 1024)}
 
 
 @dataclass(frozen=True)
@@ -59,7 +59,8 @@ def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = Non
     if threads:  # losses differ from the profile's thread count by float rounding only
         recipe = replace(recipe, threads=threads)
     train_tokens = splits.tokens("train")
-    rows = block_rows(splits.tokens("test"), recipe.block_size)
+    windows = int(profile.params["sweep_windows"])
+    rows = spread_rows(splits.tokens("test"), recipe.block_size, windows)
     points: list[SweepPoint] = []
     for n_embd in widths:
         iters = recipe.iters_for(n_embd, recipe.target_flops)
@@ -71,7 +72,7 @@ def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = Non
               f"({points[-1].seconds:.0f} s)", flush=True)
     table: dict[str, object] = {
         "profile": profile_name, "target_flops": recipe.target_flops,
-        "eval": f"all {len(rows)} non-overlapping windows of the test split",
+        "eval": f"{len(rows)} windows spread evenly over the test split",
         "machine": f"{platform.machine()} {platform.processor()} torch {torch.__version__}, "
                    f"{recipe.threads} threads",
         "date": time.strftime("%Y-%m-%d", time.gmtime()),

@@ -22,7 +22,7 @@ def service(ssl_spec: EnvironmentSpec, ssl_cpu: Profile, ssl_assets: Path,
 
 
 def test_the_cap_is_a_fiftieth_of_the_target(service: Experiments, ssl_cpu: Profile) -> None:
-    assert service.cap == pytest.approx(float(ssl_cpu.params["target_flops"]) / 50)  # type: ignore[arg-type]
+    assert service.cap == pytest.approx(float(ssl_cpu.params["target_flops"]) / 50)
     assert next(s for s in service.ctx.spec.services).max_calls == 100
 
 

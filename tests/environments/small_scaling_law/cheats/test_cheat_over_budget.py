@@ -13,8 +13,8 @@ from rebench.scoring import ScoreKind
 
 def over(profile: Profile, ratio: float, n_embd: int = 64) -> dict[str, object]:
     per_iter = 4 * n_embd**2 * 72 * int(profile.params["block_size"]) \
-        * int(profile.params["batch_size"])  # type: ignore[call-overload]
-    iters = math.ceil(ratio * float(profile.params["target_flops"]) / per_iter)  # type: ignore[arg-type]
+        * int(profile.params["batch_size"])
+    iters = math.ceil(ratio * float(profile.params["target_flops"]) / per_iter)
     return {"loss_prediction": 5.0, "max_iters": iters, "n_embd": n_embd}
 
 

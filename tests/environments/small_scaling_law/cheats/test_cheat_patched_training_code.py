@@ -47,9 +47,11 @@ def test_experiments_ignore_a_patched_workspace(
         ssl_assets: Path, replay_agent: Callable[[list[dict[str, object]]], str],
         tmp_path: Path) -> None:
     call = "rebench-service experiments '{\"n_embd\": 16, \"max_iters\": 3}'"
+    writes: list[dict[str, object]] = [
+        {"action": "write_file", "path": n, "content": t} for n, t in POISON.items()]
     agent = replay_agent([
         {"action": "exec", "cmd": call + "; mkdir -p torch"},
-        *({"action": "write_file", "path": n, "content": t} for n, t in POISON.items()),
+        *writes,
         {"action": "exec", "cmd": "export PYTHONPATH=$PWD; " + call},
     ])
     run = create_run("small_scaling_law", "cpu", agent, 600, Isolation.BWRAP,
