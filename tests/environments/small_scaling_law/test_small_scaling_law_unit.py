@@ -58,7 +58,7 @@ def test_parse_answer(text: str, ok: bool) -> None:
 
 
 def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
-    result = score_answer({"loss_prediction": 5.0, "max_iters": 50, "n_embd": 64},
+    result = score_answer({"loss_prediction": 5.0, "max_iters": 400, "n_embd": 16},
                           ScoreKind.REQUESTED)
     assert not result.valid and result.details == {"check_only": True}
     assert result.message["is_valid"] is True

@@ -11,7 +11,7 @@ from rebench.core.spec import Profile
 from rebench.scoring import ScoreKind
 
 
-def over(profile: Profile, ratio: float, n_embd: int = 64) -> dict[str, object]:
+def over(profile: Profile, ratio: float, n_embd: int = 16) -> dict[str, object]:
     per_iter = 4 * n_embd**2 * 72 * int(profile.params["block_size"]) \
         * int(profile.params["batch_size"])
     iters = math.ceil(ratio * float(profile.params["target_flops"]) / per_iter)
