@@ -1,6 +1,7 @@
 """Golden tests (cpu profile, slow): the starting answer normalizes to about 0 and the
 reference (experiments through the service, a fitted scaling law) to about 1; the score is
-hidden from the agent in rebench-task, replay and Inspect; LAST aggregation."""
+hidden from the agent in replay and in agent_view (what rebench-task and Inspect show);
+LAST aggregation."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.run import create_run
+from rebench.harness.session import agent_view
 from rebench.harness.workspace import materialize_solution
 from rebench.inspect_ext.tools import agent_score_log
 from rebench.sandbox import Isolation
@@ -58,7 +60,7 @@ def test_the_agent_never_sees_its_score_and_the_last_counts(
     last = {"loss_prediction": 7.5, "max_iters": 2, "n_embd": 16}
     agent = replay_agent([
         {"action": "write_file", "path": "answer.json", "content": json.dumps(first)},
-        {"action": "exec", "cmd": "rebench-task score; rebench-task status"},
+        {"action": "score"},
         {"action": "score"},
         {"action": "service", "name": "experiments", "request": {"n_embd": 64,
                                                                  "max_iters": 10_000}},
@@ -68,13 +70,15 @@ def test_the_agent_never_sees_its_score_and_the_last_counts(
                      root=tmp_path / "runs")
     execute_run(run, make_agent(agent))
     events = read_events(run.run_dir / "events.jsonl")
-    shown = next(e.data for e in events if e.type == "exec")["stdout"]
-    assert "is_valid" in shown and "frac_flops_used" in shown
-    assert "normalized" not in shown and '"raw"' not in shown
+    shown = [e.data for e in events if e.type == "score"]  # what the replay agent got
+    assert [s["message"] for s in shown] == [{"is_valid": True, "frac_flops_used": 0.0075}] * 2
     calls = [e.data for e in events if e.type == "service_call"]
     assert [c["ok"] for c in calls] == [False]  # over the cap: refused, still logged
+    # rebench-task (the session) and Inspect's tools show entries through agent_view
+    for entry in run.entries():
+        assert set(agent_view(entry, ssl_spec.score_visible_to_agent)) == {"index", "message"}
     for row in agent_score_log(run.entries(), ssl_spec.score_visible_to_agent):
-        assert set(row) == {"index", "message"}
+        assert set(row) == {"index", "message", "kind", "working_s"}
     entries = run.entries()
     assert [e.kind for e in entries] == ["initial", "agent", "agent", "final"]
     assert all(not e.valid for e in entries[1:3])  # requested scores check validity only
