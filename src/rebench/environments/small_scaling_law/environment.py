@@ -1,0 +1,117 @@
+"""Small Scaling Law: choose n_embd and max_iters of a fixed 4-layer GPT for a FLOP budget
+and predict its loss, using experiments (at most 1/50 of the budget each) that a trusted
+service runs; the final scoring trains the answer at the full budget. The score is hidden
+from the agent and the last answer counts."""
+
+from __future__ import annotations
+
+from rebench.core.service import ServiceSpec
+from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+from rebench.environments.small_scaling_law.service import start_experiments
+
+_COMMON: dict[str, int | float | str | bool] = {
+    "n_layer": 4,
+    "seed": 0,  # model init and batch order of every training run (experiments and scoring)
+    "experiment_fraction": 0.02,  # one experiment may use 1/50 of the target budget
+    "max_budget_ratio": 1.1,  # answers above 1.1 x the target budget are invalid
+    "eval_batch_size": 64,
+}
+
+CPU = Profile(
+    name="cpu",
+    description="2 CPU cores: 4-layer GPT, 2048-token BPE, block 64, batch 8, "
+    "target 2e10 FLOPs (a target run takes seconds on idle cores)",
+    # Measured 2026-11-30 (README.md, Anchors) on a heavily loaded 2-core Xeon, torch 2.13 CPU;
+    # loss-based, so load does not matter. `rebench calibrate small_scaling_law -p cpu` gave
+    # -1.8699 / -0.7910 on one prepare's secret windows; the start's L measured on the sweep's
+    # 1536 spread test windows (the population mean the secret subsets scatter around) gives
+    # -1.8773. The reference's raw, 1 - 7.1066 + L*, does not depend on the windows (its
+    # prediction is above its loss).
+    starting_raw=-1.8772521813710528,
+    reference_raw=-0.7909726237614949,
+    anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
+    params={
+        **_COMMON,
+        "tokenizer": "bpe2048",
+        "device": "cpu",
+        "threads": 2,
+        "block_size": 64,
+        "batch_size": 8,
+        "head_size": 8,
+        "min_n_embd": 8,
+        "max_n_embd": 256,
+        "lr": 2e-3,
+        "target_flops": 2e10,
+        "val_windows": 256,  # the service's validation loss: 256 windows of the val split
+        "heldout_windows": 2048,  # the scorer's: a secret 2048 of the test split's ~4600
+        "sweep_windows": 1536,  # the sweep's (L*): 1536 windows spread over the test split
+        "max_experiments": 100,
+        "start_n_embd": 96,
+        "start_loss_prediction": 5.5,
+    },
+    gpus=0,
+    memory_gb=4.0,
+    pids_max=256,
+    default_budget_s=2 * 3600.0,
+    scoring_timeout_s=600.0,
+)
+
+GPU = Profile(
+    name="gpu",
+    description="one GPU: 4-layer GPT, GPT-2 BPE, block 1024, batch 64 (the paper's shape), "
+    "target 5e16 FLOPs -- PROVISIONAL, to be measured on the H200",
+    # PROVISIONAL anchors (not measured): the paper's 0.24 / 0.84; to be replaced by
+    # `rebench calibrate small_scaling_law -p gpu` and the gpu sweep on the H200.
+    starting_raw=0.24,
+    reference_raw=0.84,
+    anchors_hardware="gpu:NVIDIA H200 (provisional, not measured)",
+    params={
+        **_COMMON,
+        "tokenizer": "gpt2",
+        "device": "cuda",
+        "threads": 8,
+        "block_size": 1024,
+        "batch_size": 64,
+        "head_size": 64,
+        "min_n_embd": 64,
+        "max_n_embd": 2048,
+        "lr": 1e-3,
+        "target_flops": 5e16,  # provisional: about 10 min on one H200, to be measured
+        "val_windows": 256,
+        "heldout_windows": 1024,
+        "sweep_windows": 4096,
+        "max_experiments": 100,
+        "start_n_embd": 1024,
+        "start_loss_prediction": 4.4,
+    },
+    gpus=1,
+    memory_gb=32.0,
+    default_budget_s=8 * 3600.0,
+    scoring_timeout_s=1800.0,
+)
+
+SPEC = EnvironmentSpec(
+    id="small_scaling_law",
+    version="1.0.0",
+    title="Scaling Law Experiment",
+    direction=Direction.HIGHER,
+    raw_score_meaning="1 - [(L(answer) - L*) + |loss_prediction - L(answer)|]: L(answer) is "
+    "the held-out loss of the answer trained at the target budget, L* the best of our sweep",
+    profiles={"cpu": CPU, "gpu": GPU},
+    solutions={
+        "starting": SolutionRecipe("starting"),
+        "reference": SolutionRecipe("reference", run=("python", "fit.py"),
+                                    run_timeout_s=1800.0),
+    },
+    aggregation=Aggregation.LAST,
+    score_visible_to_agent=False,
+    solution_globs=("answer.json",),
+    snapshot_max_bytes=1 << 20,
+    services=(ServiceSpec(
+        "experiments",
+        "train the fixed GPT at {n_embd, max_iters, lr?} (at most 1/50 of the target "
+        "FLOPs); returns the loss curve and the validation loss",
+        start_experiments, max_calls=100),),
+    paper_starting_raw=0.2356,
+    paper_reference_raw=0.84,
+)

@@ -1,0 +1,97 @@
+"""Measure L*: train the fixed GPT at several widths on the target budget line and record
+the held-out loss of each (windows spread evenly over the whole test split).
+
+    python -m rebench.environments.small_scaling_law.sweep --profile cpu
+
+writes sweep_<profile>.json beside this file (shipped with the package; the sandbox hides
+the package, so agents cannot read it). The scorer's L* is the best loss in that table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import torch
+
+from rebench.assets.data import offline_token_splits
+from rebench.core.discovery import load_spec
+from rebench.environments.small_scaling_law.trainer import Recipe, spread_rows, train_config
+
+HERE = Path(__file__).resolve().parent
+DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (256, 384, 512, 640, 768, 1024)}
+
+
+@dataclass(frozen=True)
+class SweepPoint:
+    """One run on the budget line."""
+
+    n_embd: int
+    max_iters: int
+    flops: float
+    loss: float
+    seconds: float
+
+
+def sweep_path(profile: str) -> Path:
+    """Where a profile's sweep table lives."""
+    return HERE / f"sweep_{profile}.json"
+
+
+def load_sweep(profile: str) -> list[SweepPoint]:
+    """The recorded sweep of a profile (empty if it was never measured)."""
+    path = sweep_path(profile)
+    if not path.is_file():
+        return []
+    return [SweepPoint(**p) for p in json.loads(path.read_text())["points"]]
+
+
+def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = None,
+              threads: int | None = None) -> dict[str, object]:
+    """Train every width on the budget line; return the table (also written to disk)."""
+    profile = load_spec("small_scaling_law").profile(profile_name)
+    splits = offline_token_splits(str(profile.params["tokenizer"]))
+    recipe = Recipe.from_params(profile.params, splits.vocab_size)
+    if threads:  # losses differ from the profile's thread count by float rounding only
+        recipe = replace(recipe, threads=threads)
+    train_tokens = splits.tokens("train")
+    windows = int(profile.params["sweep_windows"])
+    rows = spread_rows(splits.tokens("test"), recipe.block_size, windows)
+    points: list[SweepPoint] = []
+    for n_embd in widths:
+        iters = recipe.iters_for(n_embd, recipe.target_flops)
+        start = time.monotonic()
+        result = train_config(recipe, train_tokens, rows, n_embd, iters)
+        points.append(SweepPoint(n_embd, iters, recipe.flops(n_embd, iters), result.final_loss,
+                                 round(time.monotonic() - start, 1)))
+        print(f"n_embd={n_embd} max_iters={iters} loss={result.final_loss:.4f} "
+              f"({points[-1].seconds:.0f} s)", flush=True)
+    table: dict[str, object] = {
+        "profile": profile_name, "target_flops": recipe.target_flops,
+        "eval": f"{len(rows)} windows spread evenly over the test split",
+        "machine": f"{platform.machine()} {platform.processor()} torch {torch.__version__}, "
+                   f"{recipe.threads} threads",
+        "date": time.strftime("%Y-%m-%d", time.gmtime()),
+        "points": [p.__dict__ for p in points],
+    }
+    (out or sweep_path(profile_name)).write_text(json.dumps(table, indent=1) + "\n")
+    return table
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--widths", type=int, nargs="*")
+    parser.add_argument("--out", type=Path, help="write the table here instead")
+    parser.add_argument("--threads", type=int, help="torch threads (default: the profile's)")
+    args = parser.parse_args()
+    run_sweep(args.profile, tuple(args.widths or DEFAULT_WIDTHS[args.profile]), args.out,
+              args.threads)
+
+
+if __name__ == "__main__":
+    main()
