@@ -3,12 +3,16 @@ splits for experiments, and the secret held-out windows for the final score."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
+from rebench.assets.data import TokenSplits, offline_token_splits
 from rebench.core.errors import ScorerFault
 
 META = "meta.json"
@@ -36,3 +40,18 @@ def load_protected(assets_dir: Path) -> ProtectedData:
     except (OSError, KeyError, ValueError) as exc:
         raise ScorerFault(f"small_scaling_law: protected assets unreadable: {exc}") from exc
 
+
+
+# This environment's corpus split is fixed, not secret: the agent's answer is three numbers
+# that the trusted side trains on protected data, so knowing which text is held out gains it
+# nothing, and the sweep's L* and the scorer's loss must be measured on the same split. The
+# held-out windows that are scored are drawn at prepare from fresh randomness.
+CORPUS_KEY = b"rebench/small_scaling_law/corpus-split"
+
+
+@contextlib.contextmanager
+def corpus_splits(tokenizer: str, parent: Path | None = None) -> Iterator[TokenSplits]:
+    """The offline corpus tokenized with `tokenizer`, split with CORPUS_KEY, in a temporary
+    folder (under `parent`) that lives as long as the block."""
+    with tempfile.TemporaryDirectory(dir=parent, prefix=".corpus-") as tmp:
+        yield offline_token_splits(tokenizer, CORPUS_KEY, Path(tmp) / "corpus")

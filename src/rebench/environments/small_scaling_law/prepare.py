@@ -19,8 +19,8 @@ import shutil
 import numpy as np
 
 from rebench.assets import gpt as gpt_module
-from rebench.assets.data import offline_token_splits
-from rebench.environments.small_scaling_law.assets import META
+from rebench.assets.data import TokenSplits
+from rebench.environments.small_scaling_law.assets import META, corpus_splits
 from rebench.environments.small_scaling_law.trainer import Recipe, block_rows, spread_rows
 from rebench.scoring import PrepareContext
 
@@ -47,9 +47,14 @@ def public_recipe(recipe: Recipe, cap: float) -> dict[str, object]:
 
 
 def prepare(ctx: PrepareContext) -> None:
+    """Build the assets (see the module docstring); the scored windows are secret."""
+    with corpus_splits(str(ctx.profile.params["tokenizer"]), ctx.assets_dir) as splits:
+        _build(ctx, splits)
+
+
+def _build(ctx: PrepareContext, splits: TokenSplits) -> None:
     params = ctx.profile.params
-    ctx.progress("tokenizing the corpus (shared cache)", 0.1)
-    splits = offline_token_splits(str(params["tokenizer"]))
+    ctx.progress("tokenizing the corpus", 0.1)
     recipe = Recipe.from_params(params, splits.vocab_size)
     ctx.public_dir.mkdir(parents=True, exist_ok=True)
     ctx.protected_dir.mkdir(parents=True, exist_ok=True)

@@ -18,8 +18,10 @@ from pathlib import Path
 
 import torch
 
-from rebench.assets.data import offline_token_splits
+from rebench.assets.data import TokenSplits
 from rebench.core.discovery import load_spec
+from rebench.core.spec import Profile
+from rebench.environments.small_scaling_law.assets import corpus_splits
 from rebench.environments.small_scaling_law.trainer import Recipe, spread_rows, train_config
 
 HERE = Path(__file__).resolve().parent
@@ -54,7 +56,12 @@ def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = Non
               threads: int | None = None) -> dict[str, object]:
     """Train every width on the budget line; return the table (also written to disk)."""
     profile = load_spec("small_scaling_law").profile(profile_name)
-    splits = offline_token_splits(str(profile.params["tokenizer"]))
+    with corpus_splits(str(profile.params["tokenizer"])) as splits:
+        return _sweep(profile_name, profile, splits, widths, out, threads)
+
+
+def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tuple[int, ...],
+           out: Path | None, threads: int | None) -> dict[str, object]:
     recipe = Recipe.from_params(profile.params, splits.vocab_size)
     if threads:  # losses differ from the profile's thread count by float rounding only
         recipe = replace(recipe, threads=threads)
