@@ -171,13 +171,25 @@ def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: 
         sys.exit(1)
 
 
+def _calibration_status(status: Any, message: str) -> None:
+    if message.startswith("WARNING"):
+        console.print(f"[bold red]{escape(message)}[/]")
+    else:
+        status.update(message)
+
+
 @main.command()
 @click.argument("env_id")
 @profile_option
 @click.option("--repeats", "-n", default=3, show_default=True, help="scorings per solution")
+@click.option("--strict", is_flag=True,
+              help="timing environments: refuse to save anchors measured on a busy machine "
+              "(by default a loud warning, kept with the anchors)")
 @isolation_option
-def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
-    """Measure this machine's anchors (starting and reference raw scores)."""
+def calibrate(env_id: str, profile: str, repeats: int, strict: bool, isolation: str) -> None:
+    """Measure this machine's anchors (starting and reference raw scores). Timing
+    environments check for a busy machine (spread of the samples, a reference probe before
+    and after, the load average) and warn, or with --strict refuse."""
     from rebench.core.discovery import load_spec
     from rebench.core.paths import calibration_file
     from rebench.harness.evaluate import calibrate as run_calibration
@@ -186,7 +198,8 @@ def calibrate(env_id: str, profile: str, repeats: int, isolation: str) -> None:
     iso = resolve_isolation(isolation)
     with console.status("calibrating") as status:
         entry = run_calibration(spec, spec.profile(profile), repeats, iso,
-                                progress=lambda msg: status.update(msg))
+                                progress=lambda msg: _calibration_status(status, msg),
+                                strict=strict)
     table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
     for col in ("solution", "median raw", "samples"):
         table.add_column(col)

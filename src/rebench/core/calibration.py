@@ -28,6 +28,7 @@ class CalibrationEntry:
     reference_samples: tuple[float, ...]
     measured_at: str
     load: tuple[float, ...] = ()  # 1-minute load average before and after (timing envs)
+    interference: tuple[str, ...] = ()  # signs of a busy machine it was measured on
 
     @property
     def key(self) -> str:
@@ -51,6 +52,7 @@ def load_entries(path: Path | None = None) -> dict[str, CalibrationEntry]:
         raw["starting_samples"] = tuple(raw.get("starting_samples", ()))
         raw["reference_samples"] = tuple(raw.get("reference_samples", ()))
         raw["load"] = tuple(raw.get("load", ()))
+        raw["interference"] = tuple(raw.get("interference", ()))
         entries[key] = CalibrationEntry(**raw)
     return entries
 
@@ -62,7 +64,8 @@ def save_entry(entry: CalibrationEntry, path: Path | None = None) -> Path:
     entries[entry.key] = entry
     payload = {
         key: {**e.__dict__, "starting_samples": list(e.starting_samples),
-              "reference_samples": list(e.reference_samples), "load": list(e.load)}
+              "reference_samples": list(e.reference_samples), "load": list(e.load),
+              "interference": list(e.interference)}
         for key, e in sorted(entries.items())
     }
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import tempfile
@@ -95,13 +96,15 @@ def calibrate(
     isolation: Isolation,
     progress: StatusFn = lambda _msg: None,
     save: bool = True,
+    strict: bool = False,
 ) -> CalibrationEntry:
     """Score the starting and the reference solution `repeats` times each on this machine
     and store the medians as this hardware's anchors.
 
     Timing environments (a `calibration_sd_limit` in the profile's params) also score the
     reference once before and once after the samples and read the load average; if the
-    machine was busy (core.calibration.find_interference) nothing is saved and
+    machine was busy (core.calibration.find_interference) a warning goes to `progress` and
+    into the entry (`interference`), or, with `strict`, nothing is saved and
     CalibrationError says why."""
     if repeats < 1:
         raise CalibrationError("repeats must be at least 1")
@@ -126,11 +129,14 @@ def calibrate(
         found = find_interference(samples["starting"], samples["reference"], probes, load,
                                   float(str(sd_limit)), os.cpu_count() or 1)
         if found.found:
-            raise CalibrationError(
-                f"{spec.id}: the machine was busy while calibrating ("
-                + "; ".join(found.reasons) + "); anchors not saved. Calibrate on an idle "
-                "machine."
-            )
+            why = (f"{spec.id}: the machine was busy while calibrating ("
+                   + "; ".join(found.reasons) + ")")
+            if strict:
+                raise CalibrationError(why + "; anchors not saved. Calibrate on an idle "
+                                       "machine.")
+            progress(f"WARNING: {why}; the anchors are saved but may skew later scores: "
+                     "calibrate again on an idle machine (or use --strict to refuse)")
+            entry = dataclasses.replace(entry, interference=found.reasons)
     if save:
         save_entry(entry)
     return entry

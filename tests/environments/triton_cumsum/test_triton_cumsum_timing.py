@@ -77,4 +77,20 @@ def test_calibrate_refuses_on_a_busy_machine(cpu_env: CpuEnv, tmp_path: Path,
     monkeypatch.setattr(evaluate, "materialize_solution", lambda *_a: tmp_path)
     monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
     with pytest.raises(CalibrationError, match="busy"):
-        evaluate.calibrate(cpu_env.spec, cpu_env.profile, 3, cpu_env.isolation, save=False)
+        evaluate.calibrate(cpu_env.spec, cpu_env.profile, 3, cpu_env.isolation, save=False,
+                           strict=True)
+
+
+def test_calibrate_warns_loudly_by_default(cpu_env: CpuEnv, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --strict the anchors are kept, with the warning shown and recorded."""
+    raws = iter([1.93, 5.5, 6.5, 6.0, 1.93, 1.95, 1.94, 1.94])
+    monkeypatch.setattr(evaluate, "score_folder",
+                        lambda *_a: ScoreResult(raw=next(raws), message={}))
+    monkeypatch.setattr(evaluate, "materialize_solution", lambda *_a: tmp_path)
+    monkeypatch.setattr(os, "getloadavg", lambda: (0.1, 0.1, 0.1))
+    said: list[str] = []
+    entry = evaluate.calibrate(cpu_env.spec, cpu_env.profile, 3, cpu_env.isolation,
+                               progress=said.append, save=False)
+    assert any(m.startswith("WARNING") and "busy" in m for m in said)
+    assert entry.interference and "starting samples" in entry.interference[0]
