@@ -54,7 +54,7 @@ def test_prepared_assets_are_split(cpu_env: CpuEnv) -> None:
 def _check(result: ScoreResult, threshold: float) -> None:
     assert result.valid, result.message
     assert result.details["norm"] < threshold
-    assert math.isclose(math.log(result.details["seconds"]), result.raw, abs_tol=1e-6)
+    assert math.isclose(math.log(result.details["seconds"]), result.raw, abs_tol=1e-4)  # ms rounding
 
 
 @pytest.mark.slow
