@@ -18,7 +18,6 @@ import contextlib
 import itertools
 import json
 import os
-import shutil
 import signal
 import sys
 import time
@@ -309,24 +308,13 @@ def rlimits_for(limits: Limits, group: ProcessGroup, gpu: bool) -> dict[str, int
     return out
 
 
-# The fast launcher: sh joins the group, util-linux prlimit sets the limits and execs.
-_SH_LAUNCH = 'for f in $REBENCH_PROCS; do echo $$ > "$f" || exit 126; done; exec "$@"'
-_PRLIMIT_FLAGS = {"RLIMIT_FSIZE": "--fsize", "RLIMIT_NOFILE": "--nofile", "RLIMIT_AS": "--as",
-                  "RLIMIT_NPROC": "--nproc"}
-
-
 def launcher_argv(group: ProcessGroup, rlimits: dict[str, int],
                   argv: Sequence[str]) -> list[str]:
-    """`argv` prefixed with the launcher that joins `group` and applies `rlimits`: sh and
-    prlimit where prlimit exists (a few ms), else a stdlib Python launcher."""
-    prlimit = shutil.which("prlimit")
-    procs = group.procs_files()
-    if prlimit is None or any(" " in p for p in procs):
-        spec = json.dumps({"procs": procs, "rlimits": rlimits})
-        return [sys.executable, "-I", "-S", "-c", _LAUNCH, spec, "--", *argv]
-    limits = [f"{_PRLIMIT_FLAGS[name]}={value}" for name, value in sorted(rlimits.items())]
-    return ["env", f"REBENCH_PROCS={' '.join(procs)}", "sh", "-c", _SH_LAUNCH, "launch",
-            prlimit, *limits, "--", *argv]
+    """`argv` prefixed with the launcher that joins `group` and applies `rlimits`. The
+    launcher lowers each limit to the hard limit it finds (a caller may have set a lower one
+    in the child before exec; raising a hard limit needs privileges)."""
+    spec = json.dumps({"procs": group.procs_files(), "rlimits": rlimits})
+    return [sys.executable, "-I", "-S", "-c", _LAUNCH, spec, "--", *argv]
 
 
 __all__ = ["Limits", "ProcessGroup", "descendants", "launcher_argv", "rlimits_for",
