@@ -15,7 +15,8 @@ from model import build_model
 with open("config.json") as f:
     config = json.load(f)
 # -----------------------------------------------------------------------------
-# cpu: about 2-3 minutes on 2 cores; gpu: a bigger net, longer (about 10 min on an H200)
+# cpu: about 2-3 minutes on 2 cores; gpu: a bigger net, longer (6000 steps in 355 s on a
+# shared H200, about 49 s per 1000 steps alone; docs/benchmarks/restricted_mlm-h200.md)
 SETTINGS = {
     "cpu": {"steps": 400, "batch_size": 32, "lr": 2e-3},
     "gpu": {"steps": 6000, "batch_size": 64, "lr": 1e-3},
