@@ -70,7 +70,11 @@ def test_relay_passes_window_size_changes_on() -> None:
     user_master, user_slave = os.openpty()  # the participant's terminal
     master, slave = os.openpty()  # the shell's
     proc = subprocess.Popen(
-        ["bash", "-c", 'trap "stty size" WINCH; echo ready; while :; do sleep 0.05; done'],
+        # The shell prints its terminal's size whenever it changes: polled, so the test
+        # does not depend on when bash runs a WINCH trap (it can miss one while a child
+        # is being forked); the kernel's SIGWINCH on the size change is not what is tested.
+        ["bash", "-c", 'echo ready; p=; while :; do s=$(stty size); '
+                       '[ "$s" != "$p" ] && echo "$s" && p=$s; sleep 0.05; done'],
         stdin=slave, stdout=slave, stderr=slave, start_new_session=True,
         preexec_fn=lambda: fcntl.ioctl(0, termios.TIOCSCTTY, 0))
     os.close(slave)
