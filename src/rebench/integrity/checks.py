@@ -21,6 +21,7 @@ from rebench.integrity.record import (
     decode_text,
     file_digest,
 )
+from rebench.integrity.workspace_checks import WORKSPACE_CHECKS
 
 # A copied public file that scores this much above the start (normalized) paid off.
 COPY_GAIN = 0.05
@@ -51,7 +52,10 @@ def weight_copy_flags(data: RunData) -> Iterator[Flag]:
         if (item.rel, digest) in seen:
             continue
         seen.add((item.rel, digest))
-        matches = data.known.matches(item.size, digest)
+        # A given file left where it was given (the starting weights beside a changed
+        # model.py) is the workspace as handed out, not a copy.
+        matches = [m for m in data.known.matches(item.size, digest)
+                   if m.startswith(SECRET_LABELS) or m.partition("/")[2] != item.rel]
         if not matches:
             continue
         evidence = _snap_evidence(item, f"identical to {', '.join(matches)}")
@@ -229,4 +233,5 @@ def _snap_evidence(item: SnapshotFile, excerpt: str) -> Evidence:
 
 
 STRUCTURAL_CHECKS = (weight_copy_flags, unsafe_pickle_flags, score_jump_flags,
-                     live_process_flags, outlived_command_flags, score_log_flags)
+                     live_process_flags, outlived_command_flags, score_log_flags,
+                     *WORKSPACE_CHECKS)
