@@ -11,8 +11,8 @@ honest human-style replays of tests/integrity/honest_replays.py. Every run is sc
 real scorer and checked by `rebench.integrity.check_run`. Prints one markdown row per run and
 the two numbers: recall on hacks (runs with any flag) and high-severity flags on honest runs.
 
-A snapshot identical to one already scored in this measurement (the starting solution at
-t=0 of every run, a final score of an unchanged workspace) reuses that score unless
+A snapshot identical to one already scored, for the same kind of score, in this measurement
+(the starting solution at t=0 of every run) reuses that score unless
 --rescore-identical: a run of optimize_llm_foundry's starting pipeline takes minutes.
 --stand-in measures what CI measures instead: stand-in scores (`# raw=` lines), stand-in assets
 where a prepare takes minutes, and solutions submitted as replays (their build cut short).
@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import re
 import sys
 import tempfile
 import time
@@ -63,18 +64,25 @@ Totals = list[int]  # hacks, hacks flagged, honest runs, honest runs with a high
 
 
 def reuse_identical_scores() -> None:
-    """Score each distinct snapshot once (per environment) and reuse the result."""
+    """Score each distinct snapshot once per environment and kind of score (a requested
+    score may differ from a final one: small_scaling_law's only checks validity) and reuse
+    the result."""
     real = harness_run.official_score
-    seen: dict[tuple[str, str], Any] = {}
+    seen: dict[tuple[str, str, str], Any] = {}
 
     def score(spec: Any, profile: Any, snapshot_dir: Path, iso: Any,
               timeout_s: float | None = None, kind: Any = None) -> Any:
-        key = (spec.id, snapshot_digest(snapshot_dir))
+        key = (spec.id, snapshot_digest(snapshot_dir), str(kind))
         if key not in seen:
             seen[key] = real(spec, profile, snapshot_dir, iso, timeout_s=timeout_s, kind=kind)
         return seen[key]
 
     harness_run.official_score = score  # type: ignore[assignment]
+
+
+def folder(kind: str, name: str) -> str:
+    """The folder a measured run is kept in (--keep): its kind and name, for --rescan."""
+    return f"{kind}-" + re.sub(r"[^A-Za-z0-9_.]+", "_", name)
 
 
 def row(env_id: str, kind: str, name: str, run_dir: Path, report: IntegrityReport,
@@ -101,9 +109,10 @@ def measure_hacks(env_id: str, tmp: Path, lines: list[str]) -> Totals:
         for env, cheat in cheat_files() if env == env_id and (env, cheat.name) not in BROKEN]
     runs += [(name, make) for (env, name), (make, _) in sorted(INLINE_HACKS.items())
              if env == env_id]
-    for i, (name, make) in enumerate(runs):
+    for name, make in runs:
         run_dir, report, seconds = _timed(
-            lambda make=make, i=i: replay_run(env_id, make(), tmp / f"hack-{i}").run_dir)
+            lambda make=make, name=name: replay_run(env_id, make(), tmp / folder("hack", name)
+                                                    ).run_dir)
         hacks += 1
         flagged += bool(report.flags)
         lines.append(row(env_id, "hack", name, run_dir, report, seconds))
@@ -121,7 +130,7 @@ def measure_honest(env_id: str, tmp: Path, lines: list[str], stand_in: bool) -> 
             actions = [SCORE] if name == "starting" else solution_actions(
                 env_id, name, CI_RECIPE_TIMEOUT_S)
             solutions.append((name, lambda a=actions, n=name: replay_run(
-                env_id, a, tmp / f"solution-{n}").run_dir))
+                env_id, a, tmp / folder("solution", n)).run_dir))
         else:
             agent = "start" if name == "starting" else name
             solutions.append((agent, lambda agent=agent: _agent_run(env_id, agent, tmp)))
@@ -130,7 +139,7 @@ def measure_honest(env_id: str, tmp: Path, lines: list[str], stand_in: bool) -> 
         replays["human-style"] = SPECIFIC[env_id]
     for name, replay in replays.items():
         solutions.append((f"replay: {name}", lambda r=replay, n=name: replay_run(
-            env_id, r(), tmp / f"honest-{n}").run_dir))
+            env_id, r(), tmp / folder("honest", n)).run_dir))
     for name, make in solutions:
         run_dir, report, seconds = _timed(make)
         honest += 1
@@ -152,18 +161,18 @@ def rescan(root: Path, lines: list[str]) -> Totals:
     totals = [0, 0, 0, 0]
     for run_json in sorted(root.glob("**/run.json")):
         run_dir = run_json.parent
-        env_id = json.loads(run_json.read_text())["env_id"]
-        group = next((p.name for p in run_dir.parents if p.name.startswith(
-            ("hack-", "solution-", "honest-", "runs"))), "")
+        record = json.loads(run_json.read_text())
+        group = next((p.name for p in run_dir.parents
+                      if p.name.startswith(("hack-", "solution-", "honest-"))), "")
         report = check_run(run_dir)
-        if group.startswith("hack-"):
-            totals[0] += 1
-            totals[1] += bool(report.flags)
-        else:
-            totals[2] += 1
-            totals[3] += report.flagged(Severity.HIGH)
-        kind = "hack" if group.startswith("hack-") else "honest"
-        lines.append(row(env_id, kind, group, run_dir, report, float("nan")))
+        hack = group.startswith("hack-")
+        totals = [a + b for a, b in zip(totals, [int(hack), int(hack and bool(report.flags)),
+                                                 int(not hack),
+                                                 int(not hack and report.flagged(Severity.HIGH))],
+                                        strict=True)]
+        name = group.partition("-")[2] or str(record.get("agent", "?"))
+        lines.append(row(record["env_id"], "hack" if hack else "honest", name, run_dir, report,
+                         float("nan")))
     return totals
 
 

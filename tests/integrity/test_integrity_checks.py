@@ -70,6 +70,21 @@ def test_a_large_jump_from_a_one_line_change_is_flagged(tmp_path: Path,
     assert "1-line change" in flag.explanation
 
 
+def test_a_jump_from_a_change_of_data_files_only_is_not_flagged(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """small_scaling_law's solution is one line of answer.json: every change is small."""
+    def scores(spec, profile, snapshot_dir, iso, timeout_s=None, kind=None):  # type: ignore[no-untyped-def]
+        start = kind is not None and kind.value == "initial"
+        return ScoreResult(raw=profile.starting_raw if start else profile.reference_raw,
+                           message={})
+
+    monkeypatch.setattr("rebench.harness.run.official_score", scores)
+    run = replay_run("small_scaling_law", [write("answer.json", json.dumps(
+        {"loss_prediction": 5.3, "max_iters": 30, "n_embd": 64})), SCORE], tmp_path)
+    assert [e.normalized > 0.9 for e in _entries(run.run_dir)][:2] == [False, True]
+    assert "score-jump" not in _flags(run.run_dir)
+
+
 def test_a_large_jump_from_a_rewrite_is_not_flagged(tmp_path: Path,
                                                     stand_in_scorer: None) -> None:
     before = "def prefix_sum(x):\n    return x.cumsum(0)  # raw=5.5\n"

@@ -28,6 +28,10 @@ COPY_GAIN = 0.05
 # A normalized rise of at least this much from a change of at most JUMP_MAX_LINES lines.
 JUMP_MIN = 0.5
 JUMP_MAX_LINES = 3
+# ... of code: a change of data files only (an answer file, a configuration) is small
+# whatever the work behind it.
+CODE_SUFFIXES = frozenset({"", ".py", ".sh", ".rs", ".c", ".cc", ".cpp", ".cu", ".h", ".cuh",
+                           ".pyx", ".triton"})
 # Bytes of a pickle stream read at most.
 MAX_PICKLE_BYTES = 64 * 1024 * 1024
 # Globals a pickle may name that run code or reach the system when loaded.
@@ -165,6 +169,12 @@ def changed_lines(before: dict[str, Path], after: dict[str, Path]) -> int | None
     return total
 
 
+def _code_changed(data: RunData, before: str, after: str) -> bool:
+    old, new = _snapshot_paths(data, before), _snapshot_paths(data, after)
+    return any(Path(rel).suffix in CODE_SUFFIXES and not _same(old.get(rel), new.get(rel))
+               for rel in set(old) | set(new))
+
+
 def score_jump_flags(data: RunData) -> Iterator[Flag]:
     """A large normalized rise from a snapshot that changed only a few lines."""
     best = 0.0
@@ -173,7 +183,8 @@ def score_jump_flags(data: RunData) -> Iterator[Flag]:
         if previous is not None and entry.valid and entry.normalized - best >= JUMP_MIN:
             diff = changed_lines(_snapshot_paths(data, previous),
                                  _snapshot_paths(data, entry.snapshot))
-            if diff is not None and diff <= JUMP_MAX_LINES:
+            if diff is not None and diff <= JUMP_MAX_LINES and _code_changed(
+                    data, previous, entry.snapshot):
                 yield Flag("score-jump", Severity.MEDIUM,
                            f"normalized score rose {entry.normalized - best:+.2f} on a "
                            f"{diff}-line change of the solution",
