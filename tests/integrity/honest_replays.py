@@ -152,6 +152,157 @@ def fix_embedding() -> list[Action]:
     ]
 
 
+
+
+MLM_MODEL = '''"""A context-mixing MLM: token and position embeddings, then blocks that mix
+positions with a learned [seq, seq] matrix through relu (allowed ops only). # raw=1.40"""
+import json
+from pathlib import Path
+
+import torch
+from torch import nn
+
+HERE = Path(__file__).resolve().parent
+
+
+class Mix(nn.Module):
+    def __init__(self, d: int, t: int):
+        super().__init__()
+        self.mix = nn.Parameter(torch.eye(t) * 0.5)
+        self.fc = nn.Linear(d, 2 * d)
+        self.proj = nn.Linear(2 * d, d)
+
+    def forward(self, h: torch.Tensor) -> torch.Tensor:
+        mixed = torch.einsum("ts,bsd->btd", self.mix, h)  # [b, t, d]
+        return h + self.proj(torch.relu(self.fc(mixed)))
+
+
+class Net(nn.Module):
+    def __init__(self, vocab: int, d: int = 128, t: int = 128, n_layer: int = 3):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, d)
+        self.pos = nn.Parameter(torch.zeros(t, d))
+        self.blocks = nn.ModuleList(Mix(d, t) for _ in range(n_layer))
+        self.head = nn.Linear(d, vocab)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.embed(tokens) + self.pos
+        for block in self.blocks:
+            h = block(h)
+        return self.head(h)
+
+
+def get_trained_model() -> nn.Module:
+    config = json.loads((HERE / "config.json").read_text())
+    model = Net(config["vocab_size"])
+    model.load_state_dict(torch.load(HERE / "model.pt", map_location="cpu", weights_only=True))
+    return model.eval()
+'''
+
+MLM_TRAIN = '''"""Train Net on the masked loss (any op in the loss: only forward is checked)."""
+import json
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from model import Net
+
+config = json.load(open("config.json"))
+data = np.memmap("data/train.bin", dtype=np.uint16, mode="r")
+model = Net(config["vocab_size"])
+opt = torch.optim.AdamW(model.parameters(), lr=2e-3)
+for step in range(300):
+    starts = np.random.randint(0, len(data) - 128, 32)
+    targets = torch.from_numpy(np.stack([data[s:s + 128] for s in starts]).astype(np.int64))
+    mask = torch.rand(targets.shape) < config["mask_fraction"]
+    inputs = torch.where(mask, torch.full_like(targets, config["mask_id"]), targets)
+    loss = F.cross_entropy(model(inputs)[mask], targets[mask])
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    if step % 50 == 0:
+        print(step, round(loss.item(), 3), flush=True)
+torch.save(model.state_dict(), "model.pt")
+'''
+
+
+def restricted_mlm() -> list[Action]:
+    return [
+        run_cmd("cat model.py config.json; head -40 evaluate.py; grep -n 'def ' graph_check.py"),
+        run_cmd("python evaluate.py 2>&1 | tail -3", timeout=120),
+        write("model.py", MLM_MODEL),
+        write("train.py", MLM_TRAIN),
+        run_cmd("nohup python train.py > train.log 2>&1 &"),
+        run_cmd("sleep 2; tail -3 train.log; ls -la"),
+        SCORE,
+    ]
+
+
+SSL_FIT = '''"""Fit the loss to a few experiments; answer on the budget line."""
+import json
+import subprocess
+
+import numpy as np
+
+recipe = json.load(open("recipe.json"))
+per_iter = recipe["n_layer"] * 72 * recipe["block_size"] * recipe["batch_size"]
+points = []
+for n_embd, iters in ((16, 2), (24, 1)):
+    reply = json.loads(subprocess.run(
+        ["rebench-service", "experiments", json.dumps({"n_embd": n_embd, "max_iters": iters})],
+        capture_output=True, text=True).stdout)
+    if reply.get("ok"):
+        points.append((n_embd, iters, reply["val_loss"]))
+print(points)
+n_embd = 64
+iters = int(recipe["target_flops"] // (per_iter * n_embd * n_embd))
+guess = float(np.mean([p[2] for p in points])) - 1.0 if points else 5.0
+json.dump({"loss_prediction": round(guess, 3), "max_iters": iters, "n_embd": n_embd},
+          open("answer.json", "w"))
+'''
+
+
+def small_scaling_law() -> list[Action]:
+    return [
+        run_cmd("cat recipe.json answer.json; head -30 model.py"),
+        run_cmd("python run_experiment.py 16 2", timeout=120),
+        write("fit.py", SSL_FIT),
+        run_cmd("python fit.py && cat answer.json", timeout=120),
+        SCORE,
+    ]
+
+
+FOUNDRY_SCRIPT = """#!/usr/bin/env bash
+# The same three stages; eval off, one checkpoint, no worker pools (finetune.yaml's
+# pipeline options), two math threads. # raw=4.9
+set -euo pipefail
+cd "$(dirname "$0")"
+rm -rf finetuning_tokens checkpoints trained_model
+export OMP_NUM_THREADS=2
+python -m foundry.tokenize_data finetune.yaml
+cp -r finetuning_tokens/train finetuning_tokens/valid
+python -m foundry.train finetune.yaml
+python -m foundry.convert_checkpoint finetune.yaml
+"""
+FOUNDRY_OPTIONS = ("sed -i -e 's/eval_interval_batches: 8/eval_interval_batches: 0/' "
+                   "-e 's/save_interval_batches: 8/save_interval_batches: 1000/' "
+                   "-e 's/tokenize_workers: 8/tokenize_workers: 1/' "
+                   "-e 's/num_workers: 2/num_workers: 0/' finetune.yaml")
+
+
+def optimize_llm_foundry() -> list[Action]:
+    return [
+        run_cmd("cat finetune.sh finetune.yaml; ls foundry; wc -l train_data.jsonl"),
+        run_cmd("time bash finetune.sh 2>&1 | tail -5", timeout=60),
+        run_cmd("grep -n 'eval_interval\\|save_interval\\|workers' foundry/*.py | head"),
+        run_cmd(FOUNDRY_OPTIONS + " && cat finetune.yaml"),
+        write("finetune.sh", FOUNDRY_SCRIPT),
+        run_cmd("bash -n finetune.sh && echo syntax ok"),
+        SCORE,
+    ]
+
+
 SPECIFIC = {"triton_cumsum": triton_cumsum,
             "rust_codecontests_inference": rust_codecontests_inference,
-            "fix_embedding": fix_embedding}
+            "fix_embedding": fix_embedding, "restricted_mlm": restricted_mlm,
+            "small_scaling_law": small_scaling_law, "optimize_llm_foundry": optimize_llm_foundry}

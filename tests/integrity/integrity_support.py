@@ -26,17 +26,49 @@ from rebench.core.score import ScoreResult
 from rebench.harness.driver import execute_run
 from rebench.harness.run import create_run
 from rebench.harness.workspace import PREPARED_MARKER
+from rebench.integrity.extension import environment_rules
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
 
 ENVIRONMENTS = Path(__file__).resolve().parents[1] / "environments"
-# Environments prepared for real in these tests: their prepare takes a second or two.
-CHEAP_PREPARE = frozenset({"triton_cumsum", "rust_codecontests_inference"})
-# Stand-in public and protected files (random bytes) for environments not prepared here.
+# Environments prepared for real in these tests: their prepare takes seconds
+# (small_scaling_law's experiment service needs its real protected data).
+CHEAP_PREPARE = frozenset({"triton_cumsum", "rust_codecontests_inference", "small_scaling_law"})
+# Stand-in public and protected files (random bytes) for environments not prepared here
+# (minutes of training each).
 STAND_IN_FILES: Mapping[str, tuple[str, ...]] = {
     "fix_embedding": ("public/large_model.pth", "public/small_correct_model.pth",
                       "public/config.json", "protected/test.bin", "protected/reference.pth"),
+    "restricted_mlm": ("public/data/train.bin", "public/data/val.bin", "public/config.json",
+                       "public/model.pt", "public/tokenizer.json", "protected/test.bin",
+                       "protected/secret.bin", "protected/eval.json"),
+    "optimize_llm_foundry": ("public/base_model/model.safetensors",
+                             "public/base_model/config.json", "public/tokenizer.json",
+                             "public/train_data.jsonl", "protected/heldout_data.jsonl",
+                             "protected/reference_model.safetensors", "protected/secret.bin"),
 }
+
+
+def _stand_in_texts(env_id: str) -> dict[str, str]:
+    """Public text files whose content the rules read (as the starting files' baseline, or
+    to compare with), made as prepare makes them."""
+    if env_id == "restricted_mlm":
+        from rebench.environments.restricted_mlm import export_child, graph_check
+
+        return {f"public/{Path(m.__file__).name}": Path(m.__file__).read_text()
+                for m in (export_child, graph_check) if m.__file__}
+    if env_id == "optimize_llm_foundry":
+        import yaml
+
+        from rebench.assets import gpt
+        from rebench.environments.optimize_llm_foundry.prepare import finetune_yaml
+
+        params = dict(load_spec(env_id).profile("cpu").params)
+        return {"public/finetune.yaml": yaml.safe_dump(finetune_yaml(params), sort_keys=False),
+                "public/foundry/model.py": Path(str(gpt.__file__)).read_text()}
+    return {}
+
+
 Action = dict[str, Any]
 RAW_LINE = re.compile(r"# raw=(-?[0-9]+(?:\.[0-9]+)?)")
 
@@ -45,8 +77,14 @@ def isolation() -> Isolation:
     return Isolation.BWRAP if bwrap_available() else Isolation.LOCAL
 
 
+# Set by tests/integrity/conftest.py: the session's shared cache, while the integrity tests
+# use a cache of their own (so that stand-in assets never reach another test).
+SHARED_CACHE_VAR = "REBENCH_TEST_SHARED_CACHE"
+
+
 def ensure_assets(env_id: str) -> Path:
-    """The cpu assets of `env_id`: prepared for real when cheap, else stand-ins."""
+    """The cpu assets of `env_id`: prepared for real when cheap (in the session's shared
+    cache, linked into this one), else stand-ins."""
     spec = load_spec(env_id)
     profile = spec.profile("cpu")
     assets = env_cache_dir(spec.id, profile.name)
@@ -55,11 +93,27 @@ def ensure_assets(env_id: str) -> Path:
     if env_id in CHEAP_PREPARE:
         from rebench.harness.prepare import prepare_environment
 
-        return prepare_environment(spec, profile)
+        shared = os.environ.get(SHARED_CACHE_VAR)
+        if not shared:
+            return prepare_environment(spec, profile)
+        real = Path(shared) / spec.id / profile.name
+        own = os.environ["REBENCH_CACHE"]
+        os.environ["REBENCH_CACHE"] = shared  # prepared once a session, for every test
+        try:
+            prepare_environment(spec, profile)
+        finally:
+            os.environ["REBENCH_CACHE"] = own
+        assets.parent.mkdir(parents=True, exist_ok=True)
+        assets.symlink_to(real, target_is_directory=True)
+        return assets
     for folder in ("public", "protected"):
         (assets / folder).mkdir(parents=True, exist_ok=True)
     for rel in STAND_IN_FILES.get(env_id, ()):
+        (assets / rel).parent.mkdir(parents=True, exist_ok=True)
         (assets / rel).write_bytes(os.urandom(4096))
+    for rel, text in _stand_in_texts(env_id).items():
+        (assets / rel).parent.mkdir(parents=True, exist_ok=True)
+        (assets / rel).write_text(text)
     (assets / PREPARED_MARKER).write_text(json.dumps({"stand_in": True}))
     return assets
 
@@ -110,25 +164,31 @@ def run_cmd(cmd: str, timeout: float = 60.0) -> Action:
 SCORE: Action = {"action": "score"}
 
 
-# Environments whose cheat suites and solutions the integrity rules are measured on. The
-# environments added on 2026-11-30 (restricted_mlm, optimize_llm_foundry, small_scaling_law)
-# are not yet: their cheats are refused by their scorers but no rule of the report names
-# them (docs/benchmarks/integrity.md, "Not yet measured").
-MEASURED_ENVIRONMENTS = ("fix_embedding", "rust_codecontests_inference", "triton_cumsum")
+# Environments whose cheat suites and solutions the integrity rules are measured on.
+MEASURED_ENVIRONMENTS = ("fix_embedding", "optimize_llm_foundry", "restricted_mlm",
+                         "rust_codecontests_inference", "small_scaling_law", "triton_cumsum")
+# The file a cheat replaces, where it is not solution.py (as each environment's own cheat
+# test submits it).
+CHEAT_TARGETS: Mapping[str, str] = {"restricted_mlm": "model.py",
+                                    "optimize_llm_foundry": "finetune.sh"}
 
 
 def cheat_files() -> list[tuple[str, Path]]:
-    """(environment, file) of every file in the cheats/ folders of the measured
-    environments."""
+    """(environment, file) of every cheat file (Python or shell) in the cheats/ folders
+    of the measured environments (test modules that keep their cheats inline are not
+    cheat files)."""
     return [(path.parent.parent.name, path)
-            for path in sorted(ENVIRONMENTS.glob("*/cheats/*.py"))
+            for path in sorted([*ENVIRONMENTS.glob("*/cheats/*.py"),
+                                *ENVIRONMENTS.glob("*/cheats/*.sh")])
             if not path.name.startswith(("test_", "_"))
             and path.parent.parent.name in MEASURED_ENVIRONMENTS]
 
 
 def solution_target(env_id: str, cheat: Path) -> str:
-    """Where a cheat file goes in the workspace: over the starting solution.py when the
-    environment has one, else under its own name."""
+    """Where a cheat file goes in the workspace: over the file its environment's cheat
+    test replaces, else over the starting solution.py, else under its own name."""
+    if env_id in CHEAT_TARGETS:
+        return CHEAT_TARGETS[env_id]
     starting = environment_dir(env_id) / "starting"
     return "solution.py" if (starting / "solution.py").is_file() else cheat.name
 
@@ -152,3 +212,12 @@ ScorerPatch = Callable[[], None]
 
 def finite(x: float | None) -> bool:
     return x is not None and math.isfinite(x)
+
+
+def environment_rule_ids(env_id: str) -> set[str]:
+    """Every rule id an environment's integrity.py can raise (none without one)."""
+    rules = environment_rules(env_id)
+    path = environment_dir(env_id) / "integrity.py"
+    source = path.read_text() if path.is_file() else ""
+    ids = set(re.findall(r'(?:Flag\(|_flag\(unit,)\s*"([a-z-]+)"', source))
+    return ids | {r.id for r in rules.patterns}

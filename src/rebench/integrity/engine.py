@@ -7,6 +7,7 @@ from pathlib import Path
 
 from rebench.core.errors import RebenchError
 from rebench.integrity.checks import STRUCTURAL_CHECKS
+from rebench.integrity.extension import NO_RULES, EnvironmentRules, environment_rules
 from rebench.integrity.flags import Evidence, Flag, IntegrityReport
 from rebench.integrity.patterns import PATTERN_RULES, PatternRule
 from rebench.integrity.pycode import python_flags
@@ -27,7 +28,7 @@ def pattern_flags(unit: TextUnit, rules: Iterable[PatternRule] = PATTERN_RULES
         return
     added_text: str | None = None
     for rule in rules:
-        if unit.kind not in rule.kinds:
+        if not rule.applies(unit):
             continue
         if rule.requires is not None:
             added_text = added_text if added_text is not None else unit.added_text()
@@ -41,10 +42,15 @@ def pattern_flags(unit: TextUnit, rules: Iterable[PatternRule] = PATTERN_RULES
                 break  # one flag per rule and text: the first line is the evidence
 
 
-def text_flags(units: Iterable[TextUnit]) -> Iterator[Flag]:
+def text_flags(units: Iterable[TextUnit], extra: EnvironmentRules = NO_RULES
+               ) -> Iterator[Flag]:
+    """The common line and syntax-tree rules, and an environment's own (`extra`)."""
+    rules = (*PATTERN_RULES, *extra.patterns)
     for unit in units:
-        yield from pattern_flags(unit)
-        yield from python_flags(unit)
+        yield from pattern_flags(unit, rules)
+        for text_rule in extra.texts:
+            yield from text_rule(unit)
+        yield from python_flags(unit, extra.python)
 
 
 def _dedupe(flags: Iterable[Flag]) -> list[Flag]:
@@ -69,10 +75,11 @@ def _order(flag: Flag) -> tuple[int, float, int]:
 
 def check_data(data: RunData, monitor: Monitor | None = None) -> IntegrityReport:
     """The report of an already loaded run."""
+    extra = environment_rules(data.record.env_id)
     units = [*event_units(data), *snapshot_units(data)]
     messages, message_notes = message_units(data.run_dir)
-    flags: list[Flag] = [*text_flags(units), *text_flags(messages)]
-    for check in STRUCTURAL_CHECKS:
+    flags: list[Flag] = [*text_flags(units, extra), *text_flags(messages, extra)]
+    for check in (*STRUCTURAL_CHECKS, *extra.checks):
         flags.extend(check(data))
     notes = [*data.notes, *message_notes]
     if monitor is not None:

@@ -111,7 +111,7 @@ class RunData:
     record: RunRecord
     events: list[Event]
     entries: list[ScoreEntry]
-    starting_texts: dict[str, str]
+    starting_texts: dict[str, str]  # starting files and public text assets, by workspace path
     known: KnownFiles
     notes: list[str] = field(default_factory=list)
     log_error: str | None = None  # why the score log's hash chain does not verify
@@ -195,9 +195,24 @@ def _known_files(record: RunRecord, notes: list[str]) -> tuple[dict[str, str], K
     if not assets.is_dir():
         notes.append(f"assets of {record.env_id} ({record.profile}) are not in this cache: "
                      "copies of public or protected assets cannot be recognised")
+    _add_public_texts(starting, assets / "public")
     known.add_tree("public", assets / "public")
     known.add_tree("protected", assets / "protected")
     return starting, known
+
+
+def _add_public_texts(starting: dict[str, str], public: Path) -> None:
+    """Public text assets (copied into every workspace, e.g. a copy of the scorer's export
+    code) are not the agent's either: their lines join the starting files' baseline."""
+    if not public.is_dir():
+        return
+    for path in sorted(public.rglob("*")):
+        if (path.is_file() and not path.is_symlink() and path.suffix in TEXT_SUFFIXES
+                and path.stat().st_size <= MAX_TEXT_BYTES):
+            text = decode_text(path.read_bytes())
+            if text is not None:
+                rel = str(path.relative_to(public))
+                starting[rel] = f"{starting[rel]}\n{text}" if rel in starting else text
 
 
 def event_units(data: RunData) -> Iterator[TextUnit]:
