@@ -259,9 +259,9 @@ def wrong_answer(rng: np.random.Generator, task: Task, kb: KnowledgeBase) -> str
     """A plausible wrong answer (what careless web text would say)."""
     family = FAMILY[task.family]
     if task.answer.isdigit():
-        delta = int(rng.integers(1, 11)) * (1 if rng.random() < 0.5 else -1)
-        return str(max(0, int(task.answer) + delta)) if int(task.answer) + delta != \
-            int(task.answer) else str(int(task.answer) + 1)
+        truth = int(task.answer)
+        delta = int(rng.integers(1, 11))
+        return str(truth - delta if rng.random() < 0.5 and truth >= delta else truth + delta)
     if family.name == "capital":
         return str(rng.choice(sorted(set(kb.capitals.values()) - {task.answer})))
     if family.name == "trade":
