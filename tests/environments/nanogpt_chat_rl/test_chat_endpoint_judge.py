@@ -130,3 +130,17 @@ def test_configured_from_the_environment() -> None:
                                "REBENCH_CHAT_JUDGE_API_KEY": "s"})
     assert judge is not None and judge.api_key == "s"
     assert judge.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+
+
+def test_scoring_with_the_endpoint_asks_in_parallel_and_keeps_order(
+        serve: Callable[[Decide], Loopback]) -> None:
+    from rebench.environments.nanogpt_chat_rl.scoring import win_rates
+
+    server = serve(shorter_is_better)
+    judge = EndpointJudge(server.url, "m", "k", parallel=8)
+    prompts = [f"Question {i}?" for i in range(40)]
+    ours = ["short" if i % 4 == 0 else "a much longer answer" for i in range(40)]
+    theirs = ["a middling answer"] * 40
+    rates = win_rates(judge, prompts, ours, {"base": theirs, "labelled": ours})
+    assert rates == {"base": 0.25, "labelled": 0.5}
+    assert len(server.requests) == 2 * 2 * 40  # two opponents, both orders each

@@ -125,6 +125,7 @@ class EndpointJudge:
     model: str
     api_key: str
     timeout_s: float = 60.0
+    parallel: int = 16  # comparisons in flight at once when scoring
 
     def ask(self, prompt: str, a: str, b: str) -> str | None:
         body = {"model": self.model, "temperature": 0, "max_tokens": 4, "messages": [

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -28,10 +29,17 @@ OPPONENTS = ("base", "labelled")
 
 def win_rates(judge: Judge, prompts: list[str], responses: list[str],
               opponents: dict[str, list[str]]) -> dict[str, float]:
-    """Each opponent's win rate of `responses` (ties count half)."""
-    return {name: float(np.mean([judge.compare(p, r, o) for p, r, o in
-                                 zip(prompts, responses, theirs, strict=True)]))
-            for name, theirs in opponents.items()}
+    """Each opponent's win rate of `responses` (ties count half). An endpoint judge is
+    asked `judge.parallel` comparisons at a time (HTTP round trips dominate)."""
+    workers = int(getattr(judge, "parallel", 1))
+    rates = {}
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        for name, theirs in opponents.items():
+            items = list(zip(prompts, responses, theirs, strict=True))
+            verdicts = (pool.map(lambda i: judge.compare(*i), items) if workers > 1
+                        else (judge.compare(*i) for i in items))
+            rates[name] = float(np.mean(list(verdicts)))
+    return rates
 
 
 def heldout_tasks(assets_dir: Path) -> list[Task]:
