@@ -53,7 +53,13 @@ def start_cli(tmp_path: Path, *args: str) -> subprocess.Popen[str]:
     env = {"PATH": os.defpath, task_cli.SOCKET_ENV: str(tmp_path / "task.sock")}
     return subprocess.Popen([str(tmp_path / "rebench-task"), *args], env=env, text=True,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+                            stderr=subprocess.PIPE, preexec_fn=default_sigint)
+
+
+def default_sigint() -> None:
+    """Ctrl-C as a terminal delivers it: a test run started in the background by a
+    non-interactive shell ignores SIGINT, and its children would inherit that."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def test_notes_come_first_then_the_answer(tmp_path: Path) -> None:

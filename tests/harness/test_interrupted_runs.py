@@ -95,7 +95,10 @@ def test_ctrl_c_of_rebench_run_is_interrupted_resumable_and_ends_the_scorer(
     harness = subprocess.Popen(
         [sys.executable, "-m", "rebench.cli", "run", prepared_env, "--agent",
          f"replay:{actions}", "--budget", "300s", "--isolation", iso],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        # as from a terminal, even when the tests were started in the background (which
+        # makes the shell ignore SIGINT for them and their children)
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 120
         scorers: list[int] = []
