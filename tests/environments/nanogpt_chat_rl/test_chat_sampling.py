@@ -65,3 +65,9 @@ def test_finetune_lowers_the_loss_on_its_pairs() -> None:
     out = chat.sample(model, ["What is 2 plus 3?"], generator=torch.Generator(),
                       temperature=0)
     assert out == ["5."]
+
+
+def test_any_prompt_fits_the_context_with_a_full_response() -> None:
+    long_prompt = "word " * 60  # cut to MAX_PROMPT_CHARS by the format
+    out = chat.sample(tiny(), [long_prompt], generator=torch.Generator(), temperature=0)
+    assert len(out) == 1 and len(out[0]) <= chat.MAX_NEW_TOKENS

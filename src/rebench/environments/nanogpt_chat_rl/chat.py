@@ -24,7 +24,7 @@ _INDEX = {ch: i for i, ch in enumerate(VOCAB) if i != EOT}
 _UNKNOWN = _INDEX["?"]
 
 MAX_NEW_TOKENS = 60  # the paper's response length
-MAX_PROMPT_CHARS = 64
+MAX_PROMPT_CHARS = 60  # "Q: " + 60 + "\nA: " + 60 new characters fit the context of 128
 SCORING_TEMPERATURE = 1.0
 SCORING_TOP_K = 0  # 0: the full distribution
 

@@ -12,7 +12,7 @@ from rebench.environments.nanogpt_chat_rl.service import start_judge
 
 _COMMON: dict[str, int | float | str | bool] = {
     "seed": 7,  # model init and batch order (public); the world and prompts are secret
-    "block_size": 128,  # "Q: <prompt>\nA: " (at most 70 characters) + 60 new + EOT
+    "block_size": 128,  # "Q: <prompt>\nA: " (at most 67 characters) + 60 new characters
     "countries": 30,
     "people": 30,
     "web_correct": 0.3,  # the careless question-answer text is right this often
