@@ -127,6 +127,18 @@ class RunData:
                     yield SnapshotFile(str(path.relative_to(root)), path, path.stat().st_size,
                                        entry.snapshot, entry)
 
+    def distinct_texts(self, rel: str, max_bytes: int) -> Iterator[tuple[SnapshotFile, str]]:
+        """Each distinct text of the file `rel` across the snapshots (files over
+        `max_bytes` skipped), with the first snapshot file that holds it."""
+        seen: set[str] = set()
+        for item in self.snapshot_files():
+            if item.rel != rel or item.size > max_bytes:
+                continue
+            text = item.path.read_bytes().decode(errors="replace")
+            if text not in seen:
+                seen.add(text)
+                yield item, text
+
     def baseline(self, rel: str) -> frozenset[str]:
         text = self.starting_texts.get(rel.lstrip("./"), "")
         return frozenset(line.strip() for line in text.splitlines() if line.strip())

@@ -164,14 +164,7 @@ def hyperparameter_flags(data: RunData) -> Iterator[Flag]:
 
     profile = load_spec(data.record.env_id).profile(data.record.profile)
     expected = finetune_yaml(dict(profile.params))
-    seen: set[str] = set()
-    for item in data.snapshot_files():
-        if item.rel != "finetune.yaml" or item.size > MAX_TEXT_BYTES:
-            continue
-        text = item.path.read_bytes().decode(errors="replace")
-        if text in seen:
-            continue
-        seen.add(text)
+    for item, text in data.distinct_texts("finetune.yaml", MAX_TEXT_BYTES):
         try:
             config = yaml.safe_load(text)
         except yaml.YAMLError:

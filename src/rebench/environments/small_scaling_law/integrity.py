@@ -83,14 +83,7 @@ def answer_flags(data: RunData) -> Iterator[Flag]:
     per_iter = (float(params["n_layer"]) * 12 * 6 * float(params["block_size"])
                 * float(params["batch_size"]))
     limit = float(params["target_flops"]) * float(params["max_budget_ratio"])
-    seen: set[str] = set()
-    for item in data.snapshot_files():
-        if item.rel != "answer.json" or item.size > MAX_ANSWER_BYTES:
-            continue
-        text = item.path.read_bytes().decode(errors="replace")
-        if text in seen:
-            continue
-        seen.add(text)
+    for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
         try:
             answer = json.loads(text)
         except json.JSONDecodeError:
