@@ -101,6 +101,20 @@ def prepare(env_id: str, profile: str, corpus: str | None, base_model: str | Non
     console.print(f"prepared {env_id} ({profile}) in {assets}")
 
 
+@main.command("setup-sandbox")
+@click.option("--no-install", is_flag=True, help="only check; never run apt-get")
+def setup_sandbox(no_install: bool) -> None:
+    """Make sure bubblewrap works here: install it (Debian/Ubuntu, as root) when missing, or
+    say exactly what to do."""
+    from rebench.sandbox.setup import ensure_bwrap
+
+    result = ensure_bwrap(install=not no_install)
+    if not result.ok:
+        raise RebenchError(result.message + "; until then only --isolation local (no "
+                           "sandbox) can run agents")
+    out.print(result.message)
+
+
 @main.command("setup-assets")
 def setup_assets() -> None:
     """pip-install the asset-only packages (corpus texts, GPT-2 BPE) with --no-deps."""

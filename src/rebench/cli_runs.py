@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def register_run_commands(group: click.Group) -> None:
-    for command in (run, runs, show, mark, resume, verify, batch, setup_sandbox):
+    for command in (run, runs, show, mark, resume, verify, batch):
         group.add_command(command)
 
 
@@ -234,22 +234,6 @@ def _require_batch_prepared(jobs: tuple[BatchJob, ...]) -> None:
     for env_id, profile in sorted({(j.env_id, j.profile) for j in jobs}):
         spec = load_spec(env_id)
         require_prepared(spec, spec.profile(profile))
-
-
-@click.command("setup-sandbox")
-@click.option("--no-install", is_flag=True, help="only check; never run apt-get")
-def setup_sandbox(no_install: bool) -> None:
-    """Make sure bubblewrap works here: install it (Debian/Ubuntu, as root) when missing, or
-    say exactly what to do."""
-    from rebench.cli_common import out
-    from rebench.core.errors import RebenchError
-    from rebench.sandbox.setup import ensure_bwrap
-
-    result = ensure_bwrap(install=not no_install)
-    if not result.ok:
-        raise RebenchError(result.message + "; until then only --isolation local (no "
-                           "sandbox) can run agents")
-    out.print(result.message)
 
 
 @click.command()
