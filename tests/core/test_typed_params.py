@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 import pytest
 
@@ -45,3 +46,20 @@ def test_every_environment_with_a_params_type_loads() -> None:
         if spec.params_type is not None:
             for profile in spec.profiles.values():
                 profile.params_as(spec.params_type)
+
+
+@dataclass(frozen=True)
+class Choice:
+    mode: Literal["a", "b"]
+
+
+def test_literal_params_accept_only_their_values() -> None:
+    good = Profile("cpu", "t", 1.0, 0.0, "any", params={"mode": "a"})
+    assert good.params_as(Choice) == Choice(mode="a")
+    with pytest.raises(SpecError, match="mode"):
+        Profile("cpu", "t", 1.0, 0.0, "any", params={"mode": "c"}).params_as(Choice)
+
+
+def test_prose_is_instruction_text_not_params() -> None:
+    with pytest.raises(SpecError, match="both params and instruction text"):
+        Profile("cpu", "t", 1.0, 0.0, "any", params={"n": 1}, instruction_text={"n": "one"})

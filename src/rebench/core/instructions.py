@@ -49,6 +49,7 @@ def render_instructions(
     text = (environment_dir(spec.id) / "instructions.md").read_text()
     values: dict[str, object] = {
         **profile.params,
+        **profile.instruction_text,
         "profile": profile.name,
         "env_id": spec.id,
         "scoring_timeout_s": int(profile.scoring_timeout_s),

@@ -38,6 +38,12 @@ class Profile:
     `rebench calibrate` on `anchors_hardware`; a calibration of the current machine overrides them.
     `memory_gb`, `pids_max` and `file_size_gb` cap every untrusted process tree of the
     profile (the agent's sandbox and each scoring child).
+
+    `params` are the numbers (and short identifiers) that trusted code reads, checked
+    against the environment's `params_type`; `instruction_text` is prose that only fills
+    placeholders of instructions.md (never read by code). `calibration_sd_limit` marks a
+    timing environment: `rebench calibrate` checks the machine for interference with it
+    (harness/evaluate.py).
     """
 
     name: str
@@ -46,6 +52,8 @@ class Profile:
     reference_raw: float
     anchors_hardware: str
     params: Mapping[str, ParamValue] = field(default_factory=dict)
+    instruction_text: Mapping[str, str] = field(default_factory=dict)
+    calibration_sd_limit: float | None = None
     gpus: int = 0
     memory_gb: float = 4.0
     pids_max: int = 1024
@@ -69,13 +77,9 @@ class Profile:
                             f"(for {cls.__name__})")
         hints = typing.get_type_hints(cls)
         for name, value in self.params.items():
-            want = hints[name]
-            ok = isinstance(value, want) and not (want is not bool and isinstance(value, bool))
-            if want is float and isinstance(value, int) and not isinstance(value, bool):
-                ok = True
-            if not ok:
+            if not _fits(value, hints[name]):
                 raise SpecError(f"profile {self.name}: param {name} = {value!r} is not a "
-                                f"{want.__name__}")
+                                f"{getattr(hints[name], '__name__', hints[name])}")
         return cls(**{k: (float(v) if hints[k] is float else v) for k, v in self.params.items()})
 
     def __post_init__(self) -> None:
@@ -87,6 +91,24 @@ class Profile:
             raise SpecError(f"profile {self.name}: timeouts and budgets must be positive")
         if self.memory_gb <= 0 or self.pids_max <= 0 or self.file_size_gb <= 0:
             raise SpecError(f"profile {self.name}: resource limits must be positive")
+        both = sorted(set(self.params) & set(self.instruction_text))
+        if both:
+            raise SpecError(f"profile {self.name}: {both} are both params and instruction text")
+        if self.calibration_sd_limit is not None and not self.calibration_sd_limit > 0:
+            raise SpecError(f"profile {self.name}: calibration_sd_limit must be positive")
+
+
+def _fits(value: ParamValue, want: object) -> bool:
+    """Whether a param value has the declared type: a Literal's values, a plain type
+    (bool only for bool; int accepted for float)."""
+    if typing.get_origin(want) is typing.Literal:
+        return any(value == choice and type(value) is type(choice)
+                   for choice in typing.get_args(want))
+    if not isinstance(want, type):
+        raise SpecError(f"param type {want!r} is not supported (use a plain type or a Literal)")
+    if want is float:
+        return isinstance(value, int | float) and not isinstance(value, bool)
+    return isinstance(value, want) and (want is bool or not isinstance(value, bool))
 
 
 @dataclass(frozen=True)

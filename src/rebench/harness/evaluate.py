@@ -101,14 +101,14 @@ def calibrate(
     """Score the starting and the reference solution `repeats` times each on this machine
     and store the medians as this hardware's anchors.
 
-    Timing environments (a `calibration_sd_limit` in the profile's params) also score the
+    Timing environments (a profile with a `calibration_sd_limit`) also score the
     reference once before and once after the samples and read the load average; if the
     machine was busy (core.calibration.find_interference) a warning goes to `progress` and
     into the entry (`interference`), or, with `strict`, nothing is saved and
     CalibrationError says why."""
     if repeats < 1:
         raise CalibrationError("repeats must be at least 1")
-    sd_limit = profile.params.get("calibration_sd_limit")
+    sd_limit = profile.calibration_sd_limit
     load_before = os.getloadavg()[0]
 
     def scores(name: str, runs: int) -> list[float]:
@@ -127,7 +127,7 @@ def calibrate(
     _check_order(spec, entry)
     if sd_limit:
         found = find_interference(samples["starting"], samples["reference"], probes, load,
-                                  float(str(sd_limit)), os.cpu_count() or 1)
+                                  sd_limit, os.cpu_count() or 1)
         if found.found:
             why = (f"{spec.id}: the machine was busy while calibrating ("
                    + "; ".join(found.reasons) + ")")

@@ -2,14 +2,33 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+
+
+@dataclass(frozen=True)
+class TritonParams:
+    """A profile's numbers: the sizes, device and limits of one scoring."""
+
+    n: int  # elements of each input
+    device: Literal["cpu", "cuda"]
+    warmup_calls: int  # untimed calls first (at least; gpu rounds up to whole batches)
+    timed_calls: int
+    call_timeout_s: float  # per call
+    startup_timeout_s: float  # importing solution.py and receiving the buffers
+    statistic: Literal["median", "min"]  # of the timed calls (gpu: of the batches)
+    batch: int = 1  # gpu: calls per timed batch (one sample of the statistic)
+    prep_wait_ms: float = 2.0  # gpu: the scorer's prep may wait this long for the GPU
+
 
 # Shared by both profiles: the paper's protocol (4 warm-up calls, 20 s per call) plus a
 # median over several timed calls, each on a fresh input, to cut the timing noise.
-_COMMON = {"warmup_calls": 4, "call_timeout_s": 20, "startup_timeout_s": 120,
-           # `rebench calibrate` refuses when the raw samples spread more than this (SD),
-           # a reference probe moves by 3x this, or the load average exceeds half the cores.
-           "calibration_sd_limit": 0.05}
+_COMMON = {"warmup_calls": 4, "call_timeout_s": 20, "startup_timeout_s": 120}
+# `rebench calibrate` warns (refuses with --strict) when the raw samples spread more than
+# this (SD), a reference probe moves by 3x this, or the load average exceeds half the cores.
+_CALIBRATION_SD_LIMIT = 0.05
 
 CPU = Profile(
     name="cpu",
@@ -21,14 +40,18 @@ CPU = Profile(
     anchors_hardware="cpu:AMD EPYC x2",
     # n: the starting solution takes ~260 ms on 2 idle cores (the paper asks 100-300 ms).
     params={
-        "n": 10_000_000, "n_human": "10,000,000", "device": "cpu", "timed_calls": 9,
+        "n": 10_000_000, "device": "cpu", "timed_calls": 9,
         # The fastest timed call counts: on a shared CPU, interference only adds time.
-        "statistic": "min", "statistic_text": "the fastest of the timed calls counts",
+        "statistic": "min",
+        **_COMMON,
+    },
+    instruction_text={
+        "n_human": "10,000,000", "statistic_text": "the fastest of the timed calls counts",
         "device_name": "the CPU",
         "device_hint": "Any CPU code is allowed (PyTorch, NumPy, Numba are installed); the "
                        "machine has 2 cores.",
-        **_COMMON,
     },
+    calibration_sd_limit=_CALIBRATION_SD_LIMIT,
     gpus=0,
     memory_gb=4.0,
     default_budget_s=2 * 3600.0,
@@ -44,7 +67,7 @@ GPU = Profile(
     reference_raw=-0.3748,  # 0.687 ms (in-process 0.616 ms)
     anchors_hardware="gpu:NVIDIA H200",
     params={
-        "n": 100_000_000, "n_human": "100,000,000", "device": "cuda", "timed_calls": 200,
+        "n": 100_000_000, "device": "cuda", "timed_calls": 200,
         # Calls are timed in batches of fresh inputs (gpu_transport.py): the protocol's
         # fixed cost (two GPU context switches, one wake-up) is spread over a batch.
         "batch": 20,
@@ -52,12 +75,16 @@ GPU = Profile(
         # slots) for the GPU before the GPU counts as shared (gpu_transport.py).
         "prep_wait_ms": 3.0,
         "statistic": "median",
+        **_COMMON,
+    },
+    instruction_text={
+        "n_human": "100,000,000",
         "statistic_text": "the calls are timed in batches of 20 back-to-back calls, and the "
                           "median over the batches of the time per call counts",
         "device_name": "a GPU",
         "device_hint": "We recommend Triton; any GPU code (CUDA, PyTorch) is allowed.",
-        **_COMMON,
     },
+    calibration_sd_limit=_CALIBRATION_SD_LIMIT,
     gpus=1,
     memory_gb=16.0,
     default_budget_s=8 * 3600.0,
@@ -82,6 +109,7 @@ SPEC = EnvironmentSpec(
     aggregation=Aggregation.BEST,
     solution_globs=("**/*.py",),
     child_modules=("child", "protocol"),
+    params_type=TritonParams,
     snapshot_max_bytes=4 * 1024 * 1024,
     paper_starting_raw=1.5535302804958044,
     paper_reference_raw=0.4700036292457356,

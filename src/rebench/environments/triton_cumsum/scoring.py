@@ -12,13 +12,13 @@ import math
 import os
 import statistics
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from rebench.core.score import ScoreResult
 from rebench.environments.triton_cumsum.buffers import CpuTransport, make_input
+from rebench.environments.triton_cumsum.environment import TritonParams
 from rebench.environments.triton_cumsum.expected import expected_prefix_sum
 from rebench.environments.triton_cumsum.gpu_transport import CudaTransport, hash_output
 from rebench.environments.triton_cumsum.proctree import set_child_subreaper
@@ -32,35 +32,6 @@ from rebench.environments.triton_cumsum.session import (
 from rebench.scoring.context import ScoringContext
 
 
-@dataclass(frozen=True)
-class CallPlan:
-    """Sizes, device and limits of one scoring, read from the profile's params."""
-
-    n: int
-    device: str
-    warmup_calls: int
-    timed_calls: int
-    call_timeout_s: float
-    startup_timeout_s: float
-    statistic: str  # "median" or "min" of the timed calls
-    batch: int  # gpu: calls per timed batch (one sample of the statistic)
-    prep_wait_ms: float  # gpu: the scorer's prep may wait this long for the GPU
-
-    @classmethod
-    def from_params(cls, params: Any) -> CallPlan:
-        return cls(
-            n=int(params["n"]),
-            device=str(params["device"]),
-            warmup_calls=int(params["warmup_calls"]),
-            timed_calls=int(params["timed_calls"]),
-            call_timeout_s=float(params["call_timeout_s"]),
-            startup_timeout_s=float(params["startup_timeout_s"]),
-            statistic=str(params["statistic"]),
-            batch=int(params.get("batch", 1)),
-            prep_wait_ms=float(params.get("prep_wait_ms", 2.0)),
-        )
-
-
 def machine_load() -> float:
     """The 1-minute load average, recorded beside every timing score."""
     return round(os.getloadavg()[0], 2)
@@ -68,9 +39,7 @@ def machine_load() -> float:
 
 def score(ctx: ScoringContext) -> ScoreResult:
     """Time and verify the snapshot's `prefix_sum`; NaN with a reason for any failure."""
-    plan = CallPlan.from_params(ctx.params)
-    if plan.statistic not in ("median", "min"):
-        raise ValueError(f"unknown statistic {plan.statistic!r} in the profile")  # spec bug
+    plan = ctx.profile.params_as(TritonParams)
     if not (ctx.solution_dir / "solution.py").is_file():
         return ScoreResult.invalid("solution.py is missing from the submission")
     if plan.device == "cuda" and not torch.cuda.is_available():
@@ -90,7 +59,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
         transport.close()
 
 
-def _score_with(ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | CudaTransport,
+def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport | CudaTransport,
                 details: dict[str, Any]) -> ScoreResult:
     session = _session(ctx, plan, transport)
     try:
@@ -112,7 +81,7 @@ def _score_with(ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | C
 
 
 def _session(
-    ctx: ScoringContext, plan: CallPlan, transport: CpuTransport | CudaTransport
+    ctx: ScoringContext, plan: TritonParams, transport: CpuTransport | CudaTransport
 ) -> ChildSession:
     child_env = {"REBENCH_PROFILE": ctx.profile.name, "PYTHONUNBUFFERED": "1"}
     argv = ctx.untrusted_argv(
@@ -136,7 +105,7 @@ def _session(
 Call = CallResult | GpuBatchResult
 
 
-def _run_calls(session: ChildSession, plan: CallPlan, details: dict[str, Any]) -> list[Call]:
+def _run_calls(session: ChildSession, plan: TritonParams, details: dict[str, Any]) -> list[Call]:
     if plan.device == "cuda":
         return _run_batches(session, plan, details)
     calls: list[Call] = []
@@ -150,7 +119,7 @@ def _run_calls(session: ChildSession, plan: CallPlan, details: dict[str, Any]) -
     return calls[plan.warmup_calls :]
 
 
-def _run_batches(session: ChildSession, plan: CallPlan,
+def _run_batches(session: ChildSession, plan: TritonParams,
                  details: dict[str, Any]) -> list[Call]:
     """gpu: warm-up batches (at least the paper's warm-up calls), then timed batches."""
     warmups = -(-plan.warmup_calls // plan.batch)
@@ -168,7 +137,7 @@ def _run_batches(session: ChildSession, plan: CallPlan,
     return list(batches[warmups:])
 
 
-def _verify(calls: list[Call], plan: CallPlan,
+def _verify(calls: list[Call], plan: TritonParams,
             transport: CpuTransport | CudaTransport) -> str | None:
     """Check each timed output against the scorer's own answer (the child is dead)."""
     for i, call in enumerate(calls, start=1):
@@ -196,7 +165,7 @@ def _verify_cpu(call: CallResult, expected: torch.Tensor, n: int) -> str | None:
             f"(first at index {first}: got {int(call.snapshot[first])})")
 
 
-def _verify_gpu(batch: GpuBatchResult, plan: CallPlan,
+def _verify_gpu(batch: GpuBatchResult, plan: TritonParams,
                 transport: CudaTransport) -> str | None:
     for slot, seed in enumerate(batch.seeds):
         expected = expected_prefix_sum(make_input(plan.n, seed, plan.device))
