@@ -55,6 +55,20 @@ def _in_process(solution_dir: Path, profile: Any) -> dict[str, Any]:
     return record
 
 
+def _batch_summary(official: list[dict[str, Any]]) -> dict[str, float | None]:
+    """Medians over every timed batch of every scoring: the first call, the others, and
+    the clock's last read (the scorer's gather)."""
+    first, others, gathers = [], [], []
+    for result in official:
+        for calls in result["details"].get("batch_call_ms") or []:
+            first.append(calls[0])
+            others.append(statistics.median(calls[1:]))
+        gathers += result["details"].get("gather_ms") or []
+    med = (lambda xs: round(statistics.median(xs), 4) if xs else None)  # noqa: E731
+    return {"first_call_ms": med(first), "other_calls_ms": med(others),
+            "gather_ms": med(gathers)}
+
+
 def _sd(values: list[float]) -> float | None:
     return statistics.stdev(values) if len(values) > 1 else None
 
@@ -89,6 +103,8 @@ def _solution(spec: Any, profile: Any, name: str, runs: int, isolation: Any,
         "load": [r["message"].get("load") for r in official],
         "official_timed_ms_first_run": official[0]["details"].get("timed_ms"),
         "first_batch_call_ms": official[0]["details"].get("first_batch_call_ms"),
+        "first_batch_trace_ms": official[0]["details"].get("first_batch_trace_ms"),
+        **_batch_summary(official),
         "in_process_timed_ms_first_run": inproc[0]["timed_ms"],
         "errors": [r["message"] for r in official if r["raw"] is None][:3],
     }
@@ -160,13 +176,14 @@ def _print_table(report: dict[str, Any]) -> None:
           f"isolation={report['isolation']}  load {report['load_start']:.2f}"
           f"->{report['load_end']:.2f}")
     print("| solution | in-process ms | official ms | official - in-process | "
-          "SD raw (official) | SD ln (in-process) | valid |")
-    print("| --- | --- | --- | --- | --- | --- | --- |")
+          "SD raw (official) | SD ln (in-process) | valid | first call / others / gather ms |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- |")
     for name, s in report["solutions"].items():
         diff = None if s["official_ms"] is None else s["official_ms"] - s["in_process_ms"]
         print(f"| {name} | {_fmt(s['in_process_ms'])} | {_fmt(s['official_ms'])} | "
               f"{_fmt(diff)} | {_fmt(s['official_raw_sd'])} | {_fmt(s['in_process_raw_sd'])} "
-              f"| {s['valid']}/{s['runs']} |")
+              f"| {s['valid']}/{s['runs']} | {s.get('first_call_ms')} / "
+              f"{s.get('other_calls_ms')} / {s.get('gather_ms')} |")
     if "hog" in report:
         print("hog:", json.dumps(report["hog"])[:300])
 

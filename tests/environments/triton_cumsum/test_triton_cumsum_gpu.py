@@ -73,7 +73,8 @@ def test_official_time_is_close_to_the_in_process_time(tmp_path: Path,
     result = _score("reference", tmp_path)
     assert result.valid, result.message
     official = result.message["ms"]
-    # Measured on an H200: +0.09 ms (README); the target of +0.05 ms is not met yet.
+    # Measured on an H200 (1.2.0, medians of 10): +0.014 ms; the paper-style time of the
+    # reference itself moves by SD 0.07 of ln between processes there, hence the margin.
     assert honest_reference_ms * NOISE <= official <= honest_reference_ms + 0.15, (
         official, honest_reference_ms)
     assert "load" in result.message and result.details["prep_ms_max"] > 0

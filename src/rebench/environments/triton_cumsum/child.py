@@ -27,7 +27,10 @@ from rebench.environments.triton_cumsum.protocol import (
     DONE,
     FLAG_BYTES,
     GO,
+    RETURNED,
+    SEEN,
     SLOT,
+    SYNCED,
     ChildGone,
     Tag,
     pending,
@@ -152,12 +155,15 @@ def _serve_gpu(fn: Any, accepts_out: bool, x: Any, out: Any, args: argparse.Name
             spins += 1
             if spins & 0x3FFF == 0 and pending(args.go_fd):  # quit, or the scorer is gone
                 return
+        flags[SEEN] = time.perf_counter_ns()
         slot = flags[SLOT]
         problem = _one_call(fn, accepts_out, x[slot], out[slot], args.n)
         if problem is not None:
             send(args.done_fd, Tag.ERROR, problem.encode())
             return
+        flags[RETURNED] = time.perf_counter_ns()
         torch.cuda.synchronize()
+        flags[SYNCED] = time.perf_counter_ns()
         flags[DONE] = number
 
 

@@ -61,25 +61,27 @@ CPU = Profile(
 GPU = Profile(
     name="gpu",
     description="one NVIDIA GPU, N = 1e8 as in the paper: Triton recommended, any GPU code",
-    # benchmarks/triton_cumsum_h200.py (bwrap) on an H200 on 2026-11-30, spec 1.1.0: medians
-    # of 3 official scorings each; docs/benchmarks/triton_cumsum-h200.md.
-    starting_raw=1.4062,  # 4.08 ms (in-process 3.79 ms)
-    reference_raw=-0.3748,  # 0.687 ms (in-process 0.616 ms)
+    # benchmarks/triton_cumsum_h200.py (bwrap) on an H200 on 2026-12-01, spec 1.2.0: medians
+    # of 6 (start) and 10 (reference) official scorings; docs/benchmarks/triton_cumsum-h200.md.
+    starting_raw=1.3622,  # 3.905 ms (in-process 3.850 ms)
+    reference_raw=-0.3521,  # 0.703 ms (in-process 0.689 ms)
     anchors_hardware="gpu:NVIDIA H200",
     params={
-        "n": 100_000_000, "device": "cuda", "timed_calls": 200,
+        "n": 100_000_000, "device": "cuda", "timed_calls": 400,
         # Calls are timed in batches of fresh inputs (gpu_transport.py): the protocol's
-        # fixed cost (two GPU context switches, one wake-up) is spread over a batch.
-        "batch": 20,
-        # The scorer's own preparation of a batch may wait this long (summed over its 20
-        # slots) for the GPU before the GPU counts as shared (gpu_transport.py).
-        "prep_wait_ms": 3.0,
+        # fixed cost per batch (about 0.5 ms: the first call after the child is thawed
+        # launches slowly, and the clock's last read) is spread over 40 calls.
+        "batch": 40,
+        # The scorer's own preparation of a batch may wait this long (summed over its 40
+        # slots) for the GPU before the GPU counts as shared (gpu_transport.py): honest
+        # scorings waited at most 4.1 ms on the H200 (2026-12-01), a GPU hog 96 ms.
+        "prep_wait_ms": 8.0,
         "statistic": "median",
         **_COMMON,
     },
     instruction_text={
         "n_human": "100,000,000",
-        "statistic_text": "the calls are timed in batches of 20 back-to-back calls, and the "
+        "statistic_text": "the calls are timed in batches of 40 back-to-back calls, and the "
                           "median over the batches of the time per call counts",
         "device_name": "a GPU",
         "device_hint": "We recommend Triton; any GPU code (CUDA, PyTorch) is allowed.",
@@ -93,7 +95,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="triton_cumsum",
-    version="1.1.0",
+    version="1.2.0",
     title="Optimize a Kernel",
     direction=Direction.LOWER,
     raw_score_meaning=(

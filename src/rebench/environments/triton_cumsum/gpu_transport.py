@@ -15,17 +15,18 @@ child; no path on disk). Calls are timed in batches, one batch per sample:
 2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
    and the call's number are written to the flag page (the child busy-waits on it) and
    the scorer busy-waits for the child's done number. After the last call the scorer
-   gathers every output at its secret sample positions on its own stream and
-   synchronizes; then the clock stops. "Done" is established by the scorer's own GPU work,
-   not by anything the child says: work the child left running delays the gather (its
-   time is counted) or leaves sampled positions unwritten (the batch is wrong). A child
-   that reports one call early only moves time into the next call of the same batch.
-   Nothing is subtracted: the sample is the batch's time over its number of calls.
+   reads every output at its secret lattice of positions with strided copies on a copy
+   engine (strided_read.py) and waits for them; then the clock stops. "Done" is
+   established by the scorer's own read, not by anything the child says: nothing orders
+   the copies after the child's kernels, so work the child left running leaves sampled
+   positions unwritten (the batch is wrong). A child that reports one call early only
+   moves time into the next call of the same batch. Nothing is subtracted: the sample is
+   the batch's time over its number of calls.
 3. after the clock: the tree is frozen and every output is hashed with secret weights; the
    expected answers (and their hashes) are computed only after the child is dead.
 
-Two GPU context switches and one wake-up per batch are the protocol's cost; a batch of B
-calls spreads them over B calls.
+One wake-up, the first call's cold launch path and the strided read per batch are the
+protocol's cost; a batch of B calls spreads them over B calls.
 """
 
 from __future__ import annotations
@@ -44,9 +45,23 @@ from rebench.environments.triton_cumsum.buffers import (
     poison,
     sealed_memfd,
 )
-from rebench.environments.triton_cumsum.protocol import DONE, FLAG_BYTES, GO, SLOT, Tag, send
+from rebench.environments.triton_cumsum.protocol import (
+    DONE,
+    FLAG_BYTES,
+    GO,
+    RETURNED,
+    SEEN,
+    SLOT,
+    SYNCED,
+    Tag,
+    send,
+)
+from rebench.environments.triton_cumsum.strided_read import Lattice, draw_lattice, read_async
 
-SAMPLES = 65536  # positions read inside the clock: 1e-4 unwritten is caught w.p. 1 - e^-6.5
+# Positions read inside the clock, per output: rows of LATTICE_WIDTH values (a copy
+# engine's cost is per row), so 1e-3 of an output left unwritten is caught w.p. 1 - e^-16,
+# and any unwritten stretch longer than the lattice's pitch (n / 256 elements) always.
+LATTICE_SAMPLES, LATTICE_WIDTH = 16384, 64
 
 # Called every few thousand spins of a wait with the deadline; raises to stop the wait.
 CheckFn = Callable[[int], None]
@@ -58,9 +73,10 @@ class Prepared:
     own GPU work waited for the GPU (wall time minus its GPU time, summed over the slots)."""
 
     seeds: tuple[int, ...]
-    positions: tuple[torch.Tensor, ...]
+    positions: tuple[Lattice, ...]
     prep_ms: float
     waited_ms: float
+    dests: tuple[torch.Tensor, ...]  # pinned host buffers the gather reads into, per slot
 
 
 def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -71,9 +87,8 @@ def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
 class CudaTransport:
     """The scorer's CUDA buffers, flag page and private stream (trusted side)."""
 
-    def __init__(self, n: int, batch: int, samples: int = SAMPLES) -> None:
+    def __init__(self, n: int, batch: int) -> None:
         self.n = n
-        self.samples = samples
         self.xs = [torch.empty(n, dtype=torch.int32, device="cuda") for _ in range(batch)]
         self.outs = [torch.empty_like(x) for x in self.xs]
         self.stream = torch.cuda.Stream()  # type: ignore[no-untyped-call]
@@ -121,26 +136,28 @@ class CudaTransport:
                 first.record()
                 draw_input(x, seed)
                 poison(out, seed)
-                # Positions from a seed of their own: nothing about them follows from x.
-                gen = torch.Generator(device="cuda").manual_seed(fresh_seed())
-                positions.append(torch.randint(0, self.n, (self.samples,), device="cuda",
-                                               generator=gen))
+                # From a seed of their own: nothing about them follows from x.
+                positions.append(draw_lattice(self.n, LATTICE_SAMPLES, LATTICE_WIDTH,
+                                              fresh_seed()))
                 last.record()
             last.synchronize()  # each slot waits: time-slicing shows in every one
             wall = (time.perf_counter() - slot_began) * 1e3
             waited += max(0.0, wall - first.elapsed_time(last))
             seeds.append(seed)
+        dests = tuple(torch.empty(p.rows * p.width, dtype=torch.int32, pin_memory=True)
+                      for p in positions)
         return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3,
-                        waited)
+                        waited, dests)
 
-    def gather(self, positions: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
-        """Read every output at its positions on the scorer's stream and wait for it: the
-        last step inside the clock."""
-        with torch.cuda.stream(self.stream):
-            samples = [torch.index_select(out, 0, where)
-                       for out, where in zip(self.outs, positions, strict=True)]
+    def gather(self, prepared: Prepared) -> list[torch.Tensor]:
+        """Read every output at its secret positions and wait for it: the last step inside
+        the clock. Strided copies into pinned memory on a copy engine (strided_read.py),
+        not a kernel: no switch of the compute engine away from the child's context."""
+        for out, where, dest in zip(self.outs, prepared.positions, prepared.dests,
+                                    strict=True):
+            read_async(out, where, dest, self.stream)
         self.stream.synchronize()
-        return samples
+        return list(prepared.dests)
 
     def fingerprints(self) -> list[torch.Tensor]:
         """Hash of every whole output (after the clock, with the child frozen)."""
@@ -149,17 +166,24 @@ class CudaTransport:
         self.stream.synchronize()
         return digests
 
-    def call(self, slot: int, number: int, deadline_ns: int, check: CheckFn) -> None:
+    def call(self, slot: int, number: int, deadline_ns: int, check: CheckFn) -> int:
         """Start call `number` on `slot` and busy-wait until the child's done slot holds
-        it. Every few thousand spins `check()` runs (errors, EOF, the deadline)."""
+        it; returns when the go flag was written (perf_counter_ns). Every few thousand spins
+        `check()` runs (errors, EOF, the deadline)."""
         flags = self.flags
         flags[SLOT] = slot
+        go_ns = time.perf_counter_ns()
         flags[GO] = number
         spins = 0
         while flags[DONE] != number:
             spins += 1
             if spins & 0xFFF == 0:
                 check(deadline_ns)
+        return go_ns
+
+    def child_stamps(self) -> tuple[int, int, int]:
+        """The child's own stamps of its last call (untrusted: diagnostics only)."""
+        return self.flags[SEEN], self.flags[RETURNED], self.flags[SYNCED]
 
     def close(self) -> None:
         torch.cuda.synchronize()

@@ -17,9 +17,12 @@ import time
 from dataclasses import dataclass
 
 # gpu: the shared flag page (a sealed memfd) of int64 slots: [GO] (the call's number) and
-# [SLOT] (which buffer pair it uses) written by the scorer, [DONE] by the child.
+# [SLOT] (which buffer pair it uses) written by the scorer, [DONE] by the child; and the
+# child's own CLOCK_MONOTONIC stamps of its last call (ns: go seen, call returned, synchronized),
+# read only to explain where time goes (never trusted, never part of a score).
 FLAG_BYTES = 64
 GO, DONE, SLOT = 0, 1, 2
+SEEN, RETURNED, SYNCED = 3, 4, 5
 
 # Upper bound on any payload, so a hostile child cannot make the scorer buffer gigabytes.
 MAX_PAYLOAD = 64 * 1024

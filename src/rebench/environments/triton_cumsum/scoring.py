@@ -132,8 +132,12 @@ def _run_batches(session: ChildSession, plan: TritonParams,
     details["prep_limit_ms"] = round(session.prep_limit_ms, 4)
     details["batch"] = plan.batch
     details["timed_calls"] = (len(batches) - warmups) * plan.batch
-    # As the child reported them (untrusted): where the time of the first batch went.
+    # When the scorer saw each call's done flag: where the time of each batch went.
     details["first_batch_call_ms"] = [round(t, 4) for t in batches[warmups].call_ms]
+    details["batch_call_ms"] = [[round(t, 4) for t in b.call_ms] for b in batches[warmups:]]
+    details["gather_ms"] = [round(b.gather_ms, 4) for b in batches[warmups:]]
+    # Per call of the first timed batch: go written, the child's stamps (untrusted), done.
+    details["first_batch_trace_ms"] = [list(t) for t in batches[warmups].trace_ms]
     return list(batches[warmups:])
 
 
@@ -169,8 +173,9 @@ def _verify_gpu(batch: GpuBatchResult, plan: TritonParams,
                 transport: CudaTransport) -> str | None:
     for slot, seed in enumerate(batch.seeds):
         expected = expected_prefix_sum(make_input(plan.n, seed, plan.device))
-        positions = batch.positions[slot]
-        wrong = int((expected[positions] != batch.samples[slot]).sum())
+        positions = batch.positions[slot].positions(expected.device)
+        seen = batch.samples[slot].to(expected.device)
+        wrong = int((expected[positions] != seen).sum())
         if wrong:
             return (f"call {slot + 1}: wrong result when the batch was reported done: "
                     f"{wrong} of {positions.numel()} positions the scorer read then were "

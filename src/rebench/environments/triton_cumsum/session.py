@@ -34,6 +34,7 @@ from rebench.environments.triton_cumsum.protocol import (
     receive,
     send,
 )
+from rebench.environments.triton_cumsum.strided_read import Lattice
 
 MAX_LOG_TAIL = 1500
 MAX_FILE_BYTES = 256 * 1024 * 1024  # compiler caches of a solution fit easily
@@ -62,12 +63,14 @@ class GpuBatchResult:
 
     seeds: tuple[int, ...]
     seconds: float
-    positions: tuple[torch.Tensor, ...]
+    positions: tuple[Lattice, ...]
     samples: tuple[torch.Tensor, ...]
     digests: tuple[torch.Tensor, ...]
     prep_ms: float
     waited_ms: float
     call_ms: tuple[float, ...]
+    trace_ms: tuple[tuple[float, ...], ...] = ()
+    gather_ms: float = 0.0
 
 
 @dataclass
@@ -189,16 +192,17 @@ class ChildSession:
         if transport.flags[DONE] != self._calls:
             raise SubmissionError(f"{label}: the solution wrote the done flag before it was "
                                   "asked")
-        call_ns = []
+        call_ns, stamps = [], []
         start = time.perf_counter_ns()
         tree.resume()
         for slot in range(transport.batch):
             self._calls += 1
             deadline = start + int(self.call_timeout_s * 1e9) * (slot + 1)
-            transport.call(slot, self._calls, deadline,
-                           lambda limit: self._check_waiting(label, limit))
+            go = transport.call(slot, self._calls, deadline,
+                                lambda limit: self._check_waiting(label, limit))
             call_ns.append(time.perf_counter_ns())
-        samples = transport.gather(prepared.positions)
+            stamps.append((go, *transport.child_stamps()))
+        samples = transport.gather(prepared)
         stop = time.perf_counter_ns()
         self._freeze()
         marks = [start, *call_ns]
@@ -208,6 +212,9 @@ class ChildSession:
             digests=tuple(transport.fingerprints()), prep_ms=prepared.prep_ms,
             waited_ms=prepared.waited_ms,
             call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
+            trace_ms=tuple(_trace(start, stamp, done)
+                           for stamp, done in zip(stamps, call_ns, strict=True)),
+            gather_ms=(stop - call_ns[-1]) / 1e6,
         )
 
     def _no_early_message(self, label: str) -> None:
@@ -290,6 +297,12 @@ class ChildSession:
         except OSError:
             return ""
         return data.decode("utf-8", errors="replace").strip()
+
+
+def _trace(start: int, stamp: tuple[int, int, int, int], done: int) -> tuple[float, ...]:
+    """One call's (go written, child saw go, call returned, synchronized, done seen) in ms
+    from the batch's start; the middle three are the child's (untrusted) stamps."""
+    return tuple(round((t - start) / 1e6, 4) for t in (*stamp, done))
 
 
 def _limit_file_size() -> None:
