@@ -156,11 +156,45 @@ def test_task_resources(prepared_env: str) -> None:
     ({"gpu_type": "H 200"}, "gpu_type"), ({"gpu_type": 3}, "gpu_type"),
     ({"cpus": 0}, "cpus"), ({"cpus": True}, "cpus"),
     ({"retries": -1}, "retries"), ({"retries": 1.5}, "retries"),
+    ({"in_flight": 0}, "in_flight"), ({"in_flight": True}, "in_flight"),
 ])
 def test_bad_cluster_settings(prepared_env: str, settings: dict[str, object],
                               complaint: str) -> None:
     with pytest.raises(RebenchError, match=complaint):
         parse_batch_spec({"environments": [prepared_env], "agents": ["start"], **settings})
+
+
+def test_in_flight_caps_the_attempts_submitted_at_once(prepared_env: str,
+                                                      tmp_path: Path) -> None:
+    """With `in_flight: 1` the driver holds back every attempt but one until it is done
+    (a like-for-like comparison with a local batch that runs one at a time)."""
+    from rebench.scale.driver import RayBatch, RayOptions
+
+    plan = plan_for(prepared_env, in_flight=1, seeds=[0, 1])
+    assert plan.in_flight == 1 and len(plan.jobs) == 4
+    batch = RayBatch(BatchStore.create(tmp_path, plan), RayOptions())
+    submitted: list[int] = []
+
+    def submit(row: object) -> None:
+        submitted.append(row.key)  # type: ignore[attr-defined]
+        batch.pending[object()] = row.key  # type: ignore[attr-defined]
+
+    batch._submit = submit  # type: ignore[method-assign]
+    batch.waiting = [0, 1, 2, 3]
+    batch._fill()
+    assert submitted == [0] and batch.waiting == [1, 2, 3]
+    batch._fill()
+    assert submitted == [0]  # still one out
+    batch.pending.clear()  # it finished
+    batch._fill()
+    assert submitted == [0, 1]
+    uncapped = RayBatch(BatchStore.create(tmp_path / "u", plan_for(prepared_env)), RayOptions())
+    uncapped._submit = submit  # type: ignore[method-assign]
+    batch.pending.clear()
+    uncapped.pending = batch.pending
+    uncapped.waiting = [0, 1]
+    uncapped._fill()
+    assert submitted == [0, 1, 0, 1]
 
 
 def test_cluster_batches_do_not_need_local_gpus(prepared_env: str) -> None:

@@ -11,6 +11,7 @@
     gpu_type: H200                    # GPU attempts ask for the `gpu_type:H200` resource
     cpus: 1                           # CPUs each attempt asks for, default 1
     retries: 2                        # resubmissions of an attempt lost with its node
+    in_flight: 1                      # attempts on the cluster at once, default: no cap
 
 Every attempt is created (and indexed) up front, so a bad environment, profile, agent or
 budget fails the whole batch before anything runs; each then runs in its own harness process
@@ -41,7 +42,7 @@ from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
 
 _KEYS = {"environments", "agents", "profiles", "profile", "seeds", "budgets", "concurrency",
-         "gpus", "gpu_type", "cpus", "retries"}
+         "gpus", "gpu_type", "cpus", "retries", "in_flight"}
 
 
 class BatchSpecError(RebenchError):
@@ -71,6 +72,7 @@ class ClusterSettings:
     gpu_type: str | None = None
     cpus: float = 1.0
     retries: int = 2
+    in_flight: int | None = None  # attempts submitted at once; None: as many as fit
 
 
 @dataclass(frozen=True)
@@ -150,7 +152,11 @@ def _cluster_settings(data: Mapping[str, Any], source: str) -> ClusterSettings:
     retries = data.get("retries", 2)
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 100:
         raise BatchSpecError(f"{source}: retries must be an integer from 0 to 100")
-    return ClusterSettings(gpu_type, float(cpus), retries)
+    in_flight = data.get("in_flight")
+    if in_flight is not None and (isinstance(in_flight, bool) or not isinstance(in_flight, int)
+                                  or in_flight < 1):
+        raise BatchSpecError(f"{source}: in_flight must be a positive integer")
+    return ClusterSettings(gpu_type, float(cpus), retries, in_flight)
 
 
 def parse_batch_spec(data: Any, source: str = "batch file", *,

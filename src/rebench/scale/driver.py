@@ -106,6 +106,7 @@ class RayBatch:
         self.on_change = on_change
         self.rows = {row.key: row for row in store.rows()}
         self.pending: dict[Any, int] = {}  # ObjectRef -> attempt key
+        self.waiting: list[int] = []  # attempt keys not yet submitted (the in_flight cap)
         self.calibration = json.dumps({k: e.__dict__ | {
             "starting_samples": list(e.starting_samples),
             "reference_samples": list(e.reference_samples)}
@@ -118,17 +119,24 @@ class RayBatch:
 
         connect(self.options.address)
         self.tracker = self._start_tracker()
-        for row in list(self.rows.values()):
-            if not row.state.done:
-                self._submit(row)
+        self.waiting = [k for k in sorted(self.rows) if not self.rows[k].state.done]
+        self._fill()
         self._changed()
         while self.pending:
             ready, _ = ray.wait(list(self.pending), num_returns=1, timeout=self.options.poll_s)
             self._note_starts()
             for ref in ready:
                 self._collect(ref, self.pending.pop(ref))
+            self._fill()
             self._changed()
         return [self.rows[k] for k in sorted(self.rows)]
+
+    def _fill(self) -> None:
+        """Submit waiting attempts while fewer than the plan's `in_flight` are out (all of
+        them without a cap: Ray queues what the cluster cannot place yet)."""
+        cap = self.plan.in_flight or len(self.rows)
+        while self.waiting and len(self.pending) < cap:
+            self._submit(self.rows[self.waiting.pop(0)])
 
     def _start_tracker(self) -> Any:
         """The tracker lives on the head node, which outlives the workers; if it is lost
@@ -261,7 +269,7 @@ def make_plan(spec: Any, isolation: str, source: str = "",
     return BatchPlan(
         batch_id=new_batch_id(), created_at=datetime.now().astimezone().isoformat(),
         isolation=isolation, retries=settings.retries, cpus=settings.cpus,
-        gpu_type=settings.gpu_type, jobs=jobs, source=source,
+        gpu_type=settings.gpu_type, jobs=jobs, source=source, in_flight=settings.in_flight,
         workspace_cap_bytes=workspace_cap_bytes or DEFAULT_WORKSPACE_CAP_BYTES,
     )
 

@@ -111,6 +111,7 @@ class BatchPlan:
     jobs: tuple[AttemptJob, ...]
     workspace_cap_bytes: int = DEFAULT_WORKSPACE_CAP_BYTES
     source: str = ""
+    in_flight: int | None = None  # attempts on the cluster at once (None: no cap)
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
