@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from rebench.sandbox.proctree import stop_tree
+
 _CGROUP_FS = Path("/sys/fs/cgroup")
 _V1_CONTROLLERS = ("memory", "pids", "freezer")
 _FREEZE_TIMEOUT_S = 5.0
@@ -240,42 +242,6 @@ def _make_v2(root: Path, name: str, limits: Limits) -> dict[str, Path]:
     return {"v2": folder}
 
 
-def stop_tree(root_pid: int) -> list[int]:
-    """SIGSTOP `root_pid` and all its descendants, repeating until no new ones appear
-    (a stopped process cannot fork). Returns the stopped pids."""
-    stopped: list[int] = []
-    for _ in range(10):
-        new = [p for p in descendants(root_pid, include_root=True) if p not in stopped]
-        if not new:
-            break
-        for pid in new:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGSTOP)
-                stopped.append(pid)
-    return stopped
-
-
-def descendants(root_pid: int, include_root: bool = False) -> list[int]:
-    """Pids below `root_pid` in the host's process tree (from /proc/*/stat)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        ppid = int(stat[stat.rfind(")") + 2:].split()[1])
-        children.setdefault(ppid, []).append(int(entry.name))
-    out, todo = [], [root_pid]
-    while todo:
-        pid = todo.pop()
-        if pid != root_pid or include_root:
-            out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
-
-
 # Runs as `python -I -S -c _LAUNCH JSON -- argv...`: joins the group, sets rlimits, execs.
 _LAUNCH = """
 import json, os, resource, sys
@@ -317,5 +283,4 @@ def launcher_argv(group: ProcessGroup, rlimits: dict[str, int],
     return [sys.executable, "-I", "-S", "-c", _LAUNCH, spec, "--", *argv]
 
 
-__all__ = ["Limits", "ProcessGroup", "descendants", "launcher_argv", "rlimits_for",
-           "stop_tree"]
+__all__ = ["Limits", "ProcessGroup", "launcher_argv", "rlimits_for"]

@@ -25,7 +25,7 @@ from pathlib import Path
 RUNTIME_MOUNT = "/opt/rebench-runtime"
 # Always present: the persistent sandbox's command server and its helpers.
 CORE_MODULES = ("rebench.sandbox.inner", "rebench.sandbox.process", "rebench.sandbox.base",
-                "rebench.sandbox.limits", "rebench.services.client")
+                "rebench.sandbox.limits", "rebench.sandbox.proctree", "rebench.services.client")
 # Commands on PATH inside every sandbox: name -> the runtime module whose main(argv) runs.
 COMMANDS = {"rebench-service": "rebench.services.client"}
 

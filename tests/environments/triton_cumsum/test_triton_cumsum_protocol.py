@@ -15,16 +15,19 @@ import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from rebench.core.discovery import load_spec
 from rebench.environments.triton_cumsum import protocol
 from rebench.environments.triton_cumsum.buffers import CpuTransport, draw_input, make_input
 from rebench.environments.triton_cumsum.expected import expected_prefix_sum, slow_prefix_sum
-from rebench.environments.triton_cumsum.proctree import ChildTree, descendants, parent_map
 from rebench.environments.triton_cumsum.protocol import Tag
 from rebench.environments.triton_cumsum.session import (
     ChildSession,
     SubmissionError,
     child_command,
 )
+from rebench.sandbox import Isolation
+from rebench.sandbox.proctree import ChildTree, descendants, parent_map
+from rebench.scoring.context import ScoringContext
 
 ENV_DIR = Path(__file__).resolve().parents[3] / "src" / "rebench" / "environments" / "triton_cumsum"
 
@@ -162,10 +165,17 @@ def test_shared_buffers_cannot_be_shrunk() -> None:
 
 # ---- one real child session ----------------------------------------------------------
 def _session(tmp_path: Path, solution: str, n: int = 5000) -> ChildSession:
+    """A session on the interactive runner with local isolation (the cheats below import
+    rebench's own expected answers, which no sandbox would let them see)."""
     (tmp_path / "solution.py").write_text(solution)
+    (tmp_path / "scratch").mkdir()
+    spec = load_spec("triton_cumsum")
+    ctx = ScoringContext(spec=spec, profile=spec.profile("cpu"), solution_dir=tmp_path,
+                         assets_dir=tmp_path / "assets", scratch_dir=tmp_path / "scratch",
+                         isolation=Isolation.LOCAL)
     argv = [*child_command(), "--solution-dir", str(tmp_path), "--n", str(n),
             "--device", "cpu"]
-    return ChildSession(argv=argv, env=dict(os.environ), cwd=tmp_path, transport=CpuTransport(n),
+    return ChildSession(ctx=ctx, argv=argv, env={}, transport=CpuTransport(n),
                         log_path=tmp_path / "child.log", startup_timeout_s=120,
                         call_timeout_s=20)
 

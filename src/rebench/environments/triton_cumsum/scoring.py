@@ -21,7 +21,6 @@ from rebench.environments.triton_cumsum.buffers import CpuTransport, make_input
 from rebench.environments.triton_cumsum.environment import TritonParams
 from rebench.environments.triton_cumsum.expected import expected_prefix_sum
 from rebench.environments.triton_cumsum.gpu_transport import CudaTransport, hash_output
-from rebench.environments.triton_cumsum.proctree import set_child_subreaper
 from rebench.environments.triton_cumsum.session import (
     CallResult,
     ChildSession,
@@ -44,7 +43,6 @@ def score(ctx: ScoringContext) -> ScoreResult:
         return ScoreResult.invalid("solution.py is missing from the submission")
     if plan.device == "cuda" and not torch.cuda.is_available():
         return ScoreResult.invalid("this profile needs a CUDA GPU, and none is visible")
-    set_child_subreaper()
     if plan.device == "cpu":
         # One scorer thread: idle intra-op workers spinning after our own tensor work
         # would steal cores from the solution while it is being timed.
@@ -84,18 +82,11 @@ def _session(
     ctx: ScoringContext, plan: TritonParams, transport: CpuTransport | CudaTransport
 ) -> ChildSession:
     child_env = {"REBENCH_PROFILE": ctx.profile.name, "PYTHONUNBUFFERED": "1"}
-    argv = ctx.untrusted_argv(
-        [*child_command(), "--solution-dir", str(ctx.solution_dir), "--n", str(plan.n),
-         "--device", plan.device],
-        env=child_env,
-    )
-    # Local isolation passes no environment through `wrap`: give the child ours, minus
-    # the harness's own locations.
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
-    env.update(child_env)
+    argv = [*child_command(), "--solution-dir", str(ctx.solution_dir), "--n", str(plan.n),
+            "--device", plan.device]
     prep_limit = plan.prep_wait_ms if isinstance(transport, CudaTransport) else math.inf
     return ChildSession(
-        argv=argv, env=env, cwd=ctx.solution_dir, transport=transport,
+        ctx=ctx, argv=argv, env=child_env, transport=transport,
         log_path=ctx.scratch_dir / "child.log",
         startup_timeout_s=plan.startup_timeout_s, call_timeout_s=plan.call_timeout_s,
         prep_limit_ms=prep_limit,

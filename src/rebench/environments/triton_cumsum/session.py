@@ -12,8 +12,6 @@ from __future__ import annotations
 import contextlib
 import itertools
 import os
-import resource
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -23,7 +21,6 @@ import torch
 
 from rebench.environments.triton_cumsum.buffers import CpuTransport, draw_input, fresh_seed, poison
 from rebench.environments.triton_cumsum.gpu_transport import CudaTransport
-from rebench.environments.triton_cumsum.proctree import ChildTree, TreeNotStoppedError, descendants
 from rebench.environments.triton_cumsum.protocol import (
     DONE,
     ChildGone,
@@ -35,8 +32,9 @@ from rebench.environments.triton_cumsum.protocol import (
     send,
 )
 from rebench.environments.triton_cumsum.strided_read import Lattice
+from rebench.scoring.context import ScoringContext
+from rebench.scoring.interactive import ChildTreeError, InteractiveChild, start_interactive
 
-MAX_LOG_TAIL = 1500
 MAX_FILE_BYTES = 256 * 1024 * 1024  # compiler caches of a solution fit easily
 
 
@@ -75,18 +73,18 @@ class GpuBatchResult:
 
 @dataclass
 class ChildSession:
-    """Starts the child, makes calls, and always kills the child tree on `close`."""
+    """Starts the child (scoring.interactive: sandboxed, its whole tree frozen between
+    calls), makes calls over its pipes and flag page, and always kills it on `close`."""
 
+    ctx: ScoringContext
     argv: list[str]
     env: dict[str, str]
-    cwd: Path
     transport: CpuTransport | CudaTransport
     log_path: Path
     startup_timeout_s: float
     call_timeout_s: float
     prep_limit_ms: float = float("inf")  # gpu: longest the scorer's prep may wait for the GPU
-    proc: subprocess.Popen[bytes] | None = None
-    tree: ChildTree | None = None
+    child: InteractiveChild | None = None
     _go: int = -1
     _done: int = -1
     _fds: list[int] = field(default_factory=list)
@@ -101,18 +99,11 @@ class ChildSession:
         fds = (go_r, done_w, *self.transport.pass_fds())
         argv = [*self.argv, "--go-fd", str(go_r), "--done-fd", str(done_w),
                 *self.transport.child_args()]
-        baseline = descendants(os.getpid())
         began = time.monotonic()
-        with self.log_path.open("wb") as log:
-            self.proc = subprocess.Popen(
-                argv, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
-                pass_fds=fds, start_new_session=True, env=self.env, cwd=self.cwd,
-                close_fds=True,
-                preexec_fn=_limit_file_size,
-            )
+        self.child = start_interactive(self.ctx, argv, pass_fds=fds, log_path=self.log_path,
+                                       env=self.env, log_max_bytes=MAX_FILE_BYTES)
         os.close(go_r)
         os.close(done_w)
-        self.tree = ChildTree(self.proc.pid, baseline)
         try:
             self.transport.after_spawn(self._go)
         except OSError as exc:
@@ -139,13 +130,8 @@ class ChildSession:
 
     def close(self) -> None:
         """Kill the whole child tree (always safe to call)."""
-        if self.tree is not None:
-            self.tree.kill()
-        if self.proc is not None:
-            try:
-                self.proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
+        if self.child is not None:
+            self.child.kill()
         for fd in self._fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
@@ -257,58 +243,33 @@ class ChildSession:
             raise TypeError("gpu calls need the CUDA transport")
         return self.transport
 
-    def _tree(self) -> ChildTree:
-        if self.tree is None:
+    def _tree(self) -> InteractiveChild:
+        if self.child is None:
             raise RuntimeError("ChildSession.start() must succeed before calls")
-        return self.tree
+        return self.child
 
     def _freeze(self) -> bool:
-        tree = self._tree()
-        tree.stop_fast()
         try:
-            return tree.stop_all()
-        except TreeNotStoppedError as exc:
+            return self._tree().freeze()
+        except ChildTreeError as exc:
             raise SubmissionError(str(exc)) from None
 
     # ---- errors ----------------------------------------------------------------------
     def _died(self, when: str) -> SubmissionError:
-        code = None
-        if self.proc is not None:
-            try:
-                code = self.proc.wait(timeout=5)
-            except subprocess.TimeoutExpired:
-                code = None
-        if code is None:
-            how = "it closed its result pipe"
-        elif code > 128:  # a sandbox wrapper reports a signal as 128 + signal number
-            how = f"exit code {code}: signal {code - 128}?"
-        else:
-            how = f"exit code {code}" if code >= 0 else f"signal {-code}"
+        how = self.child.exit_text() if self.child is not None else "it never started"
         tail = self.log_tail()
         text = f"the solution process died {when} ({how})"
         return SubmissionError(text + (f"; its last output:\n{tail}" if tail else ""))
 
-    def log_tail(self, limit: int = MAX_LOG_TAIL) -> str:
-        """The end of the child's output (it may be large: read only the end)."""
-        try:
-            with self.log_path.open("rb") as log:
-                log.seek(max(0, self.log_path.stat().st_size - limit))
-                data = log.read(limit)
-        except OSError:
-            return ""
-        return data.decode("utf-8", errors="replace").strip()
+    def log_tail(self) -> str:
+        """The end of the child's output."""
+        return self.child.log_tail() if self.child is not None else ""
 
 
 def _trace(start: int, stamp: tuple[int, int, int, int], done: int) -> tuple[float, ...]:
     """One call's (go written, child saw go, call returned, synchronized, done seen) in ms
     from the batch's start; the middle three are the child's (untrusted) stamps."""
     return tuple(round((t - start) / 1e6, 4) for t in (*stamp, done))
-
-
-def _limit_file_size() -> None:
-    """Runs in the forked child before exec: no file it writes (its log included) may
-    outgrow MAX_FILE_BYTES, so a chatty or hostile solution cannot fill the disk."""
-    resource.setrlimit(resource.RLIMIT_FSIZE, (MAX_FILE_BYTES, MAX_FILE_BYTES))
 
 
 def child_command() -> list[str]:

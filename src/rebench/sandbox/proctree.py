@@ -1,8 +1,9 @@
-"""Freezing, resuming and killing the untrusted child's whole process tree (trusted side).
+"""Freezing, resuming and killing an untrusted process tree from the trusted side, by
+walking /proc (fast enough to sit inside a timed region, unlike a cgroup freeze).
 
-The scorer makes itself a child subreaper, so a process of the solution that double-forks or
-calls setsid is re-parented to the scorer instead of init: walking the scorer's descendants
-in /proc then finds every process the solution started, detached or not.
+A trusted process that makes itself a child subreaper has every orphan of its children
+re-parented to it instead of init: walking its descendants in /proc then finds every
+process an untrusted child started, double-forked, `setsid`-ed or not.
 """
 
 from __future__ import annotations
@@ -63,6 +64,21 @@ def descendants(root: int, parents: dict[int, int] | None = None) -> set[int]:
             found.add(pid)
             todo.extend(children.get(pid, ()))
     return found
+
+
+def stop_tree(root_pid: int) -> list[int]:
+    """SIGSTOP `root_pid` and all its descendants, repeating until no new ones appear
+    (a stopped process cannot fork). Returns the stopped pids."""
+    stopped: list[int] = []
+    for _ in range(10):
+        new = [p for p in sorted(descendants(root_pid) | {root_pid}) if p not in stopped]
+        if not new:
+            break
+        for pid in new:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGSTOP)
+                stopped.append(pid)
+    return stopped
 
 
 def _signal_all(pids: Iterable[int], sig: int) -> None:
