@@ -10,8 +10,10 @@ the harness's run_start event (harness process, prepare check, run creation), ->
 action. Attempts are scored by the line-count scorer of tests/harness/ray_support.py, so the
 machine is not busy with timing runs meanwhile (the first action does not wait for scores).
 
-scores: the `start` and `reference` agents (seed 0) on triton_cumsum cpu with the real
-scorer, as a Ray batch over 2 nodes, then as a local batch; normalized scores side by side.
+scores: the `start` and `reference` agents (seeds 0 and 1) on triton_cumsum cpu with the
+real scorer, as a Ray batch over 2 nodes, then as a local batch; normalized scores side by
+side. Both batches run one attempt at a time (Ray: `in_flight: 1`), so the timed calls of
+one attempt never share the machine's cores with another attempt.
 """
 
 from __future__ import annotations
@@ -107,8 +109,9 @@ def scores(isolation: str, base: Path) -> None:
     from rebench.scale.driver import RayOptions, run_ray_batch
 
     batch = {"environments": ["triton_cumsum"], "agents": ["start", "reference"],
-             "seeds": [0], "budgets": ["10m"]}
-    rows = run_ray_batch(plan(batch, isolation), base / "ray-runs", RayOptions())  # type: ignore[arg-type]
+             "seeds": [0, 1], "budgets": ["10m"]}
+    rows = run_ray_batch(plan({**batch, "in_flight": 1}, isolation),  # type: ignore[arg-type]
+                         base / "ray-runs", RayOptions())
     local = run_batch(parse_batch_spec({**batch, "gpus": "none"}), Isolation(isolation),
                       base / "local-runs")
     by_key = {(o.job.agent, o.job.seed): o.final_normalized for o in local}
