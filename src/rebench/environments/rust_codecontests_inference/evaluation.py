@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .gateway import Backend, simulator_backend, upstream_from_env
+from .gateway import Backend, Upstream, simulator_backend
 from .judge import Judge, JudgeResult, TestCase
 from .processes import Request, Runner
 from .simulator import MODEL_NAME, KnownProblem, Simulator
@@ -58,9 +58,10 @@ def all_tests(problem: Mapping[str, Any]) -> list[TestCase]:
             for i, o in zip(problem[kind]["input"], problem[kind]["output"], strict=True)]
 
 
-def make_backend(problems: Sequence[Mapping[str, Any]], seed: int) -> tuple[Backend, str]:
-    """The upstream endpoint when configured, else the simulator over `problems`."""
-    upstream = upstream_from_env()
+def make_backend(problems: Sequence[Mapping[str, Any]], seed: int,
+                 upstream: Upstream | None) -> tuple[Backend, str]:
+    """The real endpoint when one is configured (the harness's settings, passed in), else the
+    simulator over `problems`."""
     if upstream is not None:
         return upstream, f"{upstream.model} at {upstream.base_url}"
     known = [KnownProblem(p["id"], int(p["difficulty"]), p["description"], p["solution"])

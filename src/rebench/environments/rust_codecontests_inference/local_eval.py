@@ -59,7 +59,8 @@ def evaluate(solution: Path, problems_file: Path, limit: int,
     """Print per-problem verdicts; return the fraction solved."""
     problems = load_problems(problems_file)[: limit or None]
     rustc = find_rustc()
-    backend, label = make_backend(problems, int(number(params, "model_seed")))
+    # Always the simulator: endpoint settings are the harness's (the sandbox has no network).
+    backend, label = make_backend(problems, int(number(params, "model_seed")), None)
     budget = int(number(params, "token_budget_per_problem")) * len(problems)
     meter = Meter(budget, 2 * int(number(params, "parallel")))
     print(f"model: {label}; {len(problems)} validation problems", flush=True)

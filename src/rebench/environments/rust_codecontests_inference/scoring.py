@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rebench.core.errors import ScorerFault
+from rebench.core.paths import endpoint
 from rebench.core.score import ScoreResult
 from rebench.environments.rust_codecontests_inference import child_runner
 from rebench.environments.rust_codecontests_inference.environment import RustParams
@@ -29,7 +30,7 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
     summarize,
     write_problems,
 )
-from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
+from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter, Upstream
 from rebench.environments.rust_codecontests_inference.judge import Judge
 from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
 from rebench.environments.rust_codecontests_inference.processes import Outcome, Request, Runner
@@ -44,6 +45,13 @@ def _child_env(workdir: Path, rustc: str) -> dict[str, str]:
     path = f"{Path(rustc).parent}:{os.environ.get('PATH', '/usr/bin:/bin')}"
     return {"PATH": path, "HOME": str(workdir), "LANG": "C.UTF-8", "RUSTC": rustc,
             "PYTHONDONTWRITEBYTECODE": "1", "REBENCH_PROFILE": "official"}
+
+
+def configured_upstream(environ: Mapping[str, str] | None = None) -> Upstream | None:
+    """The real endpoint the user configured: $REBENCH_RUST_BASE_URL (+ _MODEL, default
+    gpt-3.5-turbo as in the paper; _API_KEY, else $OPENAI_API_KEY), None for the simulator."""
+    found = endpoint("RUST", "gpt-3.5-turbo", environ)
+    return None if found is None else Upstream(found.base_url, found.model, found.api_key)
 
 
 def sandboxed_runner(ctx: ScoringContext, extra_ro: tuple[Path, ...]) -> Runner:
@@ -69,7 +77,7 @@ def sandboxed_runner(ctx: ScoringContext, extra_ro: tuple[Path, ...]) -> Runner:
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
                   ) -> tuple[ScaffoldRun, dict[str, int], str]:
     params = ctx.profile.params_as(RustParams)
-    backend, label = make_backend(problems, params.model_seed)
+    backend, label = make_backend(problems, params.model_seed, configured_upstream())
     budget = params.token_budget_per_problem * len(problems)
     parallel = params.parallel
     meter = Meter(token_budget=budget, max_concurrency=2 * parallel)
