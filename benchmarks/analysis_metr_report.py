@@ -13,8 +13,8 @@ from pathlib import Path
 
 import click
 
-from rebench.analysis.cli import report
 from rebench.analysis.metr import convert_metr_runs
+from rebench.cli_report import report
 
 
 @click.command()

@@ -226,7 +226,7 @@ def calibrate(env_id: str, profile: str, repeats: int, strict: bool, isolation: 
 
 
 from rebench.agents.attach import attach_command  # noqa: E402
-from rebench.analysis.cli import report  # noqa: E402
+from rebench.cli_report import report  # noqa: E402
 from rebench.integrity.cli import integrity  # noqa: E402
 
 register_run_commands(main)

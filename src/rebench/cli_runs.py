@@ -180,6 +180,7 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
     --ray, every attempt is a task on a Ray cluster and its run folder comes back here."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
+    from rebench.agents.base import make_agent
     from rebench.cli_common import console, out, resolve_isolation
     from rebench.core.errors import RebenchError, RunError
     from rebench.core.paths import runs_root
@@ -195,7 +196,7 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
         return
     if resume_id is not None or spec_file is None:
         raise RebenchError("give a batch file; --resume BATCH_ID needs --ray")
-    spec = load_batch_spec(spec_file)
+    spec = load_batch_spec(spec_file, make_agent=make_agent)
     _require_batch_prepared(spec.jobs)
     iso = resolve_isolation(isolation)
     root = ensure_runs_root(runs_root())

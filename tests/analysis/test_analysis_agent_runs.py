@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rebench.analysis.cli import report
+from rebench.cli_report import report
 from rebench.core.discovery import environment_ids, load_spec
 
 ENV_ID = "triton_cumsum"  # its cpu profile scores in seconds

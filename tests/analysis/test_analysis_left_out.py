@@ -10,9 +10,9 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from rebench.analysis.cli import report
 from rebench.analysis.report import ReportSettings, build_report
 from rebench.analysis.sources import LOCAL_HUMAN, LeftOut, from_run_dirs
+from rebench.cli_report import report
 from rebench.harness.records import RunStatus
 
 WriteRun = Callable[..., Path]

@@ -11,8 +11,8 @@ import pytest
 from click.testing import CliRunner
 
 from rebench.analysis import plots
-from rebench.analysis.cli import report
 from rebench.analysis.plots import PlottingUnavailable
+from rebench.cli_report import report
 
 WriteRun = Callable[..., Path]
 MakeCsv = Callable[[Sequence[dict[str, object]]], Path]

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from rebench.agents.base import make_agent
 from rebench.core.errors import RebenchError
 from rebench.harness.batch import BatchSpecError, GpuPool, load_batch_spec, parse_batch_spec
 
@@ -15,7 +16,7 @@ from rebench.harness.batch import BatchSpecError, GpuPool, load_batch_spec, pars
 def test_expands_the_product(prepared_env: str) -> None:
     spec = parse_batch_spec({"environments": [prepared_env], "agents": ["start", "reference"],
                              "seeds": [0, 1], "budgets": ["90s", "2m"], "concurrency": 2,
-                             "gpus": "none"})
+                             "gpus": "none"}, make_agent=make_agent)
     assert len(spec.jobs) == 8 and spec.concurrency == 2 and spec.gpu_ids == ()
     assert {j.budget_s for j in spec.jobs} == {90.0, 120.0}
     assert {(j.agent, j.seed) for j in spec.jobs} == {
@@ -23,7 +24,8 @@ def test_expands_the_product(prepared_env: str) -> None:
 
 
 def test_defaults(prepared_env: str) -> None:
-    spec = parse_batch_spec({"environments": prepared_env, "agents": "start"})
+    spec = parse_batch_spec({"environments": prepared_env, "agents": "start"},
+                            make_agent=make_agent)
     (job,) = spec.jobs
     assert (job.profile, job.seed, job.budget_s, spec.concurrency) == ("cpu", 0, None, 1)
 
@@ -48,16 +50,16 @@ def test_defaults(prepared_env: str) -> None:
 ])
 def test_bad_batch_files(prepared_env: str, data: object, complaint: str) -> None:
     with pytest.raises(RebenchError, match=complaint):
-        parse_batch_spec(data)
+        parse_batch_spec(data, make_agent=make_agent)
 
 
 def test_unreadable_and_malformed_files(tmp_path: Path) -> None:
     with pytest.raises(BatchSpecError, match="cannot read"):
-        load_batch_spec(tmp_path / "missing.yaml")
+        load_batch_spec(tmp_path / "missing.yaml", make_agent=make_agent)
     bad = tmp_path / "bad.yaml"
     bad.write_text("environments: [unclosed\n")
     with pytest.raises(BatchSpecError, match="not valid YAML"):
-        load_batch_spec(bad)
+        load_batch_spec(bad, make_agent=make_agent)
 
 
 def test_gpu_pool_hands_out_exclusively() -> None:

@@ -108,7 +108,7 @@ def local_scores(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[tuple[str,
     """The same attempts run here, in this process, with the same scorer."""
     monkeypatch.setattr("rebench.harness.run.official_score", line_count_score)
     scores = {}
-    for job in parse_batch_spec(BATCH).jobs:
+    for job in parse_batch_spec(BATCH, make_agent=make_agent).jobs:
         run = create_run(job.env_id, job.profile, job.agent, job.budget_s,
                          Isolation(ISOLATION), seed=job.seed, root=root)
         scores[(job.agent, job.seed)] = execute_run(run, make_agent(job.agent))
@@ -134,7 +134,7 @@ def check_landed(rows: Sequence[AttemptRow], root: Path) -> dict[tuple[str, int]
 def test_node_lost_mid_batch(cluster: LocalCluster, tmp_path: Path, prepared_env: str,
                              monkeypatch: pytest.MonkeyPatch) -> None:
     root = tmp_path / "runs"
-    plan = make_plan(parse_batch_spec(BATCH, cluster=True), ISOLATION)
+    plan = make_plan(parse_batch_spec(BATCH, cluster=True, make_agent=make_agent), ISOLATION)
     killed: list[str] = []
 
     def kill_node_a_mid_attempt(rows: Sequence[AttemptRow]) -> None:
@@ -162,7 +162,7 @@ def test_driver_restart_resumes(cluster: LocalCluster, tmp_path: Path) -> None:
         cluster.add("node_a")  # back to two nodes after the first test
         cluster.cluster.wait_for_nodes()
     root = tmp_path / "runs"
-    plan = make_plan(parse_batch_spec(BATCH, cluster=True), ISOLATION)
+    plan = make_plan(parse_batch_spec(BATCH, cluster=True, make_agent=make_agent), ISOLATION)
     BatchStore.create(root, plan)
     driver = subprocess.Popen(
         [sys.executable, "-c", _DRIVER, cluster.cluster.address, str(root), plan.batch_id],

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from rebench.agents.base import make_agent
 from rebench.core.errors import RebenchError
 from rebench.harness.batch import parse_batch_spec
 from rebench.harness.records import RunRecord
@@ -118,7 +119,7 @@ def plan_for(prepared_env: str, **settings: object) -> BatchPlan:
     from rebench.scale.driver import make_plan
 
     data = {"environments": [prepared_env], "agents": ["start", "reference"], **settings}
-    return make_plan(parse_batch_spec(data, cluster=True), "local")
+    return make_plan(parse_batch_spec(data, cluster=True, make_agent=make_agent), "local")
 
 
 def test_store_round_trip(prepared_env: str, tmp_path: Path) -> None:
@@ -161,7 +162,8 @@ def test_task_resources(prepared_env: str) -> None:
 def test_bad_cluster_settings(prepared_env: str, settings: dict[str, object],
                               complaint: str) -> None:
     with pytest.raises(RebenchError, match=complaint):
-        parse_batch_spec({"environments": [prepared_env], "agents": ["start"], **settings})
+        parse_batch_spec({"environments": [prepared_env], "agents": ["start"], **settings},
+                         make_agent=make_agent)
 
 
 def test_in_flight_caps_the_attempts_submitted_at_once(prepared_env: str,
@@ -201,8 +203,8 @@ def test_cluster_batches_do_not_need_local_gpus(prepared_env: str) -> None:
     data = {"environments": [prepared_env], "agents": ["start"], "profiles": ["gpu"],
             "gpus": "none"}
     with pytest.raises(RebenchError, match="needs 1 GPU"):
-        parse_batch_spec(data)
-    assert parse_batch_spec(data, cluster=True).jobs[0].gpus == 1
+        parse_batch_spec(data, make_agent=make_agent)
+    assert parse_batch_spec(data, cluster=True, make_agent=make_agent).jobs[0].gpus == 1
 
 
 def test_concurrent_attempts_on_a_node_wait_for_one_prepare(

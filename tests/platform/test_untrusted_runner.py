@@ -79,3 +79,22 @@ def test_nothing_outlives_the_child(ctx: ScoringContext, tmp_path: Path) -> None
     assert outcome.failure is ChildFailure.NONE
     time.sleep(4)
     assert not (out / "late.txt").exists()  # the detached grandchild died with the child
+
+
+_PRINT_ENV = "import json, os; print(json.dumps(dict(os.environ)))"
+
+
+def test_local_child_gets_exactly_env_with_clear_env(ctx: ScoringContext,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under local isolation the child inherits the host's environment (REBENCH_* removed)
+    plus `env`; with clear_env it gets `env` alone, as a bwrap sandbox's --clearenv would."""
+    monkeypatch.setenv("RUNNER_TEST_HOST_ONLY", "host")
+    monkeypatch.setenv("REBENCH_RUNNER_TEST", "harness")
+    local = dataclasses.replace(ctx, isolation=Isolation.LOCAL)
+    inherited = json.loads(run_child(local, _py(_PRINT_ENV), timeout_s=60, env={"A": "1"}).stdout)
+    assert inherited["A"] == "1" and inherited["RUNNER_TEST_HOST_ONLY"] == "host"
+    assert "REBENCH_RUNNER_TEST" not in inherited
+    exact = json.loads(run_child(local, _py(_PRINT_ENV), timeout_s=60, env={"A": "1"},
+                                 clear_env=True).stdout)
+    assert exact["A"] == "1"
+    assert set(exact) <= {"A", "LC_CTYPE"}  # Python may add LC_CTYPE (C locale coercion)

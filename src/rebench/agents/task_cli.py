@@ -30,6 +30,8 @@ COMMANDS = {
 PROMPT_COMMAND = "_prompt"
 # An official score can take as long as the environment's scoring timeout.
 REPLY_TIMEOUT_S = 3600.0
+# Set by the human shell for the commands inside the sandbox; read there, it is the
+# sandbox's interface, not a harness setting (core/paths.py reads those).
 SOCKET_ENV = "REBENCH_TASK_SOCKET"
 _MAX_REPLY_BYTES = 4 << 20
 

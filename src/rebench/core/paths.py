@@ -1,8 +1,13 @@
-"""Where rebench keeps things on disk. Every location can be overridden by an env variable."""
+"""Where rebench keeps things on disk, and the endpoints a user configured: the one module
+that reads REBENCH_* variables (every location can be overridden by one). Everything else
+gets these values passed in; code inside sandboxes reads only what the harness sets for it
+(REBENCH_PROFILE, REBENCH_SERVICES, REBENCH_TASK_SOCKET)."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -48,3 +53,26 @@ def extra_environment_dirs() -> list[Path]:
     (os.pathsep-separated), each holding <env_id>/environment.py folders."""
     value = os.environ.get("REBENCH_ENVIRONMENTS_PATH", "")
     return [Path(p).expanduser().resolve() for p in value.split(os.pathsep) if p]
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """An OpenAI-compatible endpoint for an environment's trusted side (a model the scorer
+    proxies, a judge): base URL (ending in /v1), model name and API key."""
+
+    base_url: str
+    model: str
+    api_key: str
+
+
+def endpoint(name: str, default_model: str,
+             environ: Mapping[str, str] | None = None) -> Endpoint | None:
+    """The endpoint $REBENCH_<name>_BASE_URL names, None when it is unset or blank; the model
+    is $REBENCH_<name>_MODEL (default `default_model`), the key $REBENCH_<name>_API_KEY, else
+    $OPENAI_API_KEY, else "none". `environ` (default os.environ) is for tests."""
+    env = os.environ if environ is None else environ
+    base = env.get(f"REBENCH_{name}_BASE_URL", "").strip()
+    if not base:
+        return None
+    key = env.get(f"REBENCH_{name}_API_KEY") or env.get("OPENAI_API_KEY") or "none"
+    return Endpoint(base, env.get(f"REBENCH_{name}_MODEL", default_model), key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -14,3 +15,9 @@ class Agent(Protocol):
     name: str
 
     def act(self, session: Session) -> None: ...
+
+
+# Makes an agent from how the command line names it (`start`, `replay:FILE`, ...); raises a
+# RebenchError for an unknown or malformed name. The CLI passes agents.base.make_agent, so
+# the harness needs no import of agents/.
+AgentFactory = Callable[[str], Agent]

@@ -37,6 +37,7 @@ from rebench.core.discovery import load_spec
 from rebench.core.duration import parse_duration
 from rebench.core.errors import RebenchError
 from rebench.core.hardware import gpu_names
+from rebench.harness.agent import AgentFactory
 from rebench.harness.records import RunRecord, RunStatus
 from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
@@ -133,9 +134,7 @@ def _gpu_ids(value: Any) -> tuple[int, ...]:
     raise BatchSpecError(f"gpus must be auto, none or a list of device ids, got {value!r}")
 
 
-def _check_agent(agent: str) -> None:
-    from rebench.agents.base import make_agent
-
+def _check_agent(agent: str, make_agent: AgentFactory) -> None:
     if agent.split(":", 1)[0] == "human":
         raise BatchSpecError("the human agent needs a terminal; it cannot run in a batch")
     make_agent(agent)  # raises a RebenchError for unknown agents or bad replay files
@@ -159,10 +158,12 @@ def _cluster_settings(data: Mapping[str, Any], source: str) -> ClusterSettings:
     return ClusterSettings(gpu_type, float(cpus), retries, in_flight)
 
 
-def parse_batch_spec(data: Any, source: str = "batch file", *,
+def parse_batch_spec(data: Any, source: str = "batch file", *, make_agent: AgentFactory,
                      cluster: bool = False) -> BatchSpec:
     """Check a parsed batch file; BatchSpecError (or another RebenchError) on bad input.
-    With `cluster` (a Ray batch) GPUs are the cluster's, not this machine's."""
+    Every agent is made once with `make_agent` (agents.base.make_agent), so an unknown one
+    or a bad replay file fails here. With `cluster` (a Ray batch) GPUs are the cluster's,
+    not this machine's."""
     if not isinstance(data, dict):
         raise BatchSpecError(f"{source}: expected a mapping of settings")
     unknown = set(data) - _KEYS
@@ -181,7 +182,7 @@ def parse_batch_spec(data: Any, source: str = "batch file", *,
     settings = _cluster_settings(data, source)
     budgets = _budgets(data)
     for agent in agents:
-        _check_agent(agent)
+        _check_agent(agent, make_agent)
     jobs = []
     for env_id, profile in itertools.product(envs, profiles):
         prof = load_spec(env_id).profile(profile)  # raises for unknown env / profile
@@ -205,15 +206,16 @@ def yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{where}{problem}" + (f" ({context})" if context else "")
 
 
-def load_batch_spec(path: Path, *, cluster: bool = False) -> BatchSpec:
-    """Read and check a batch YAML file."""
+def load_batch_spec(path: Path, *, make_agent: AgentFactory,
+                    cluster: bool = False) -> BatchSpec:
+    """Read and check a batch YAML file (see parse_batch_spec)."""
     try:
         data = yaml.safe_load(path.read_text())
     except OSError as exc:
         raise BatchSpecError(f"cannot read {path}: {exc}") from None
     except yaml.YAMLError as exc:
         raise BatchSpecError(f"{path} is not valid YAML: {yaml_problem(exc)}") from None
-    return parse_batch_spec(data, str(path), cluster=cluster)
+    return parse_batch_spec(data, str(path), make_agent=make_agent, cluster=cluster)
 
 
 class GpuPool:

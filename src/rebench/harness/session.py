@@ -20,9 +20,9 @@ from rebench.core.errors import RebenchError, ScoringHarnessError
 from rebench.core.instructions import render_instructions
 from rebench.core.service import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
+from rebench.harness.live_processes import live_processes
 from rebench.harness.records import ScoreEntry
 from rebench.harness.run import Run
-from rebench.integrity.processes import live_processes
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
 from rebench.scoring.context import profile_limits

@@ -26,6 +26,7 @@ def ray_batch_cli(spec_file: Path | None, isolation: str, address: str, resume: 
                   console: Console, out: Console) -> None:
     """Start (or pick up) a batch on a Ray cluster with a live view; RunError if any
     attempt failed."""
+    from rebench.agents.base import make_agent
     from rebench.harness.batch import load_batch_spec
     from rebench.scale.driver import RayOptions, make_plan, resume_ray_batch, run_ray_batch
 
@@ -38,7 +39,7 @@ def ray_batch_cli(spec_file: Path | None, isolation: str, address: str, resume: 
     else:
         if spec_file is None:
             raise RebenchError("give a batch file, or --resume BATCH_ID")
-        spec = load_batch_spec(spec_file, cluster=True)
+        spec = load_batch_spec(spec_file, make_agent=make_agent, cluster=True)
         plan = make_plan(spec, isolation, source=str(spec_file))
         batch_id = plan.batch_id
         start = plan

@@ -73,17 +73,21 @@ def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
               workdir: Path | None = None, writable: bool = False,
               extra_ro: tuple[Path, ...] = (), env: Mapping[str, str] | None = None,
               gpu: bool | None = None, stdin: bytes = b"",
-              max_output_bytes: int = 64 << 20) -> ChildOutcome:
+              max_output_bytes: int = 64 << 20, clear_env: bool = False) -> ChildOutcome:
     """Run `argv` in a fresh sandbox of the scoring (see ScoringContext.untrusted_argv) and
-    wait for it, at most `timeout_s`; never raises for anything the child does."""
+    wait for it, at most `timeout_s`; never raises for anything the child does.
+
+    Under local isolation the child gets the host's environment (without REBENCH_*) plus
+    `env`, or with `clear_env` exactly `env`; a bwrap sandbox always builds its own."""
     sandbox = ctx.untrusted_sandbox(workdir=workdir, writable=writable, extra_ro=extra_ro,
                                     gpu=gpu, env=env)
     wrapped = sandbox.wrap(list(argv))
     start = time.monotonic()
     local = ctx.isolation is Isolation.LOCAL
+    local_env = dict(env or {}) if clear_env else _local_env(env)
     proc = subprocess.Popen(wrapped, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, start_new_session=True,
-                            env=_local_env(env) if local else None,
+                            env=local_env if local else None,
                             cwd=str(workdir or ctx.solution_dir))
     oom = False
     try:

@@ -12,6 +12,8 @@ import os
 import socket
 import sys
 
+# Set by the sandbox for the code inside it (sandbox/local.py, bwrap.py); read there, it is
+# the sandbox's interface, not a harness setting (core/paths.py reads those).
 SERVICES_ENV = "REBENCH_SERVICES"
 # Where a run's service sockets appear inside a sandbox (services/host.py serves them).
 SERVICES_MOUNT = "/run/rebench-services"

@@ -8,6 +8,7 @@ import json
 import threading
 from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -15,7 +16,7 @@ import pytest
 from rebench.environments.nanogpt_chat_rl.judge import (
     EndpointJudge,
     JudgeUnavailable,
-    endpoint_from_env,
+    judge_endpoint,
     parse_choice,
 )
 
@@ -124,12 +125,18 @@ def test_parse_choice(text: str, choice: str | None) -> None:
     assert parse_choice(text) == choice
 
 
-def test_configured_from_the_environment() -> None:
-    assert endpoint_from_env({}) is None
-    judge = endpoint_from_env({"REBENCH_CHAT_JUDGE_BASE_URL": "http://h/v1",
+def test_configured_from_the_environment(tmp_path: Path) -> None:
+    from rebench.environments.nanogpt_chat_rl.world import load_judge
+
+    assert judge_endpoint({}) is None
+    settings = judge_endpoint({"REBENCH_CHAT_JUDGE_BASE_URL": "http://h/v1",
                                "REBENCH_CHAT_JUDGE_API_KEY": "s"})
-    assert judge is not None and judge.api_key == "s"
-    assert judge.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+    assert settings is not None and settings.api_key == "s"
+    assert settings.model == "meta-llama/Meta-Llama-3-8B-Instruct"
+    judge = load_judge(tmp_path, settings)  # no assets are read for the endpoint judge
+    assert isinstance(judge, EndpointJudge)
+    assert (judge.base_url, judge.model, judge.api_key) == (
+        "http://h/v1", "meta-llama/Meta-Llama-3-8B-Instruct", "s")
 
 
 def test_scoring_with_the_endpoint_asks_in_parallel_and_keeps_order(

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from rust_cc_support import ENV_ID
+from rust_cc_support import ENV_ID, bwrap_isolation
 
 from rebench.core.discovery import load_spec
 from rebench.core.spec import EnvironmentSpec
+from rebench.environments.rust_codecontests_inference.judge import Judge
+from rebench.environments.rust_codecontests_inference.scoring import sandboxed_runner
+from rebench.environments.rust_codecontests_inference.toolchain import find_rustc, rustc_sysroot
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation
 from rebench.scoring.context import ScoringContext
@@ -53,3 +56,28 @@ def small_context(spec: EnvironmentSpec, prepared: Path, tmp_path: Path
                               assets_dir=assets, scratch_dir=scratch, isolation=isolation)
 
     return make
+
+
+@pytest.fixture
+def sandboxed_judge(spec: EnvironmentSpec, tmp_path: Path) -> Iterator[Callable[..., Judge]]:
+    """Judges whose every process goes through the official scorer's runner under bwrap
+    (rebench's untrusted runner: the cpu profile's limits, `hidden` paths invisible);
+    the test is skipped where bwrap is not available."""
+    contexts: list[ScoringContext] = []
+
+    def make(hidden: Sequence[Path] = (), static_checks: bool = True) -> Judge:
+        isolation = bwrap_isolation()
+        if isolation is None:
+            pytest.skip("the bwrap sandbox is not available here")
+        ctx = ScoringContext(spec=spec, profile=spec.profile("cpu"),
+                             solution_dir=tmp_path / "solution", assets_dir=tmp_path / "assets",
+                             scratch_dir=tmp_path / "scratch", isolation=isolation,
+                             hidden=tuple(hidden))
+        contexts.append(ctx)
+        rustc = find_rustc()
+        return Judge(tmp_path / "build", sandboxed_runner(ctx, (rustc_sysroot(rustc),)),
+                     rustc=rustc, static_checks=static_checks)
+
+    yield make
+    for ctx in contexts:
+        ctx.close()

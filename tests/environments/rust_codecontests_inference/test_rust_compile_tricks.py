@@ -7,21 +7,16 @@ compiler sees nothing but the source and the toolchain."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rust_cc_support import bwrap_isolation
 
 from rebench.environments.rust_codecontests_inference.judge import (
     Judge,
     Verdict,
-    find_rustc,
-    rustc_sysroot,
 )
 from rebench.environments.rust_codecontests_inference.judge import TestCase as Case
-from rebench.sandbox import SandboxConfig, make_sandbox
 
 SECRET = "424242"
 INDIRECT = "macro_rules! grab {{ ($m:ident, $p:expr) => {{ $m!($p) }}; }}\n"
@@ -91,22 +86,13 @@ def test_a_plain_program_using_std_env_still_compiles(local_judge: Judge) -> Non
 
 
 def test_the_compiler_sees_no_file_but_the_source_under_bwrap(
-        secret_files: dict[str, str], tmp_path: Path) -> None:
+        secret_files: dict[str, str], sandboxed_judge: Callable[..., Judge],
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """The primary defence: with the static checks switched off, bwrap alone (the secret's
-    folder hidden, as the scorer hides the asset cache) leaves every trick nothing to read."""
-    isolation = bwrap_isolation()
-    if isolation is None:
-        pytest.skip("the bwrap sandbox is not available here")
-    rustc = find_rustc()
-    hidden = (Path(secret_files["txt_dir"]),)
-
-    def wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
-        config = SandboxConfig(workdir=workdir, writable=writable, network=False, gpu=False,
-                               extra_ro=(rustc_sysroot(rustc),), hidden=hidden)
-        return make_sandbox(isolation, config).wrap(argv)
-
-    judge = Judge(tmp_path / "build", wrap=wrap, rustc=rustc, static_checks=False)
-    os.environ.setdefault("RUST_TRICK_SECRET", SECRET)
+    folder hidden, as the scorer hides the asset cache) leaves every trick nothing to read.
+    The judge runs rustc through the official scorer's runner."""
+    judge = sandboxed_judge(hidden=(Path(secret_files["txt_dir"]),), static_checks=False)
+    monkeypatch.setenv("RUST_TRICK_SECRET", SECRET)
     for name, template in TRICKS.items():
         result = judge.judge(template.format(**secret_files), [Case("", SECRET)], 2.0)
         assert not result.passed, name

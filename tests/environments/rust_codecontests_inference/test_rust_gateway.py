@@ -18,9 +18,9 @@ from rebench.environments.rust_codecontests_inference.gateway import (
     Gateway,
     Meter,
     simulator_backend,
-    upstream_from_env,
 )
 from rebench.environments.rust_codecontests_inference.problems import split_problems
+from rebench.environments.rust_codecontests_inference.scoring import configured_upstream
 from rebench.environments.rust_codecontests_inference.simulator import (
     KnownProblem,
     Simulator,
@@ -153,16 +153,20 @@ def fake_openai() -> Iterator[tuple[str, type[_FakeOpenAI]]]:
 
 
 def test_upstream_configuration_from_environment() -> None:
-    assert upstream_from_env({}) is None
-    up = upstream_from_env({"REBENCH_RUST_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "k"})
+    assert configured_upstream({}) is None
+    assert configured_upstream({"REBENCH_RUST_BASE_URL": "  "}) is None
+    up = configured_upstream({"REBENCH_RUST_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "k"})
     assert up is not None and up.model == "gpt-3.5-turbo" and up.api_key == "k"
+    up = configured_upstream({"REBENCH_RUST_BASE_URL": "http://h/v1", "OPENAI_API_KEY": "k",
+                              "REBENCH_RUST_API_KEY": "r", "REBENCH_RUST_MODEL": "m"})
+    assert up is not None and (up.base_url, up.model, up.api_key) == ("http://h/v1", "m", "r")
 
 
 def test_gateway_proxies_to_a_real_endpoint_with_the_key_and_model(
         fake_openai: tuple[str, type[_FakeOpenAI]]) -> None:
     url, handler = fake_openai
-    upstream = upstream_from_env({"REBENCH_RUST_BASE_URL": url, "REBENCH_RUST_MODEL": "m-1",
-                                  "REBENCH_RUST_API_KEY": "secret"})
+    upstream = configured_upstream({"REBENCH_RUST_BASE_URL": url, "REBENCH_RUST_MODEL": "m-1",
+                                    "REBENCH_RUST_API_KEY": "secret"})
     assert upstream is not None
     with Gateway(upstream, Meter(1000, 4), "m-1") as gw:
         result = asyncio.run(_ask(gw.url))

@@ -7,22 +7,18 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rust_cc_support import bwrap_isolation
 
 from rebench.environments.rust_codecontests_inference.judge import (
     Judge,
     Verdict,
-    find_rustc,
-    rustc_sysroot,
 )
 from rebench.environments.rust_codecontests_inference.judge import (
     TestCase as Case,
 )
-from rebench.sandbox import SandboxConfig, make_sandbox
 
 ECHO_SUM = """use std::io::Read;
 fn main() {
@@ -124,33 +120,20 @@ def test_fork_bomb_is_killed(judge: Judge) -> None:
     assert _count_processes("REBENCH_FORK_DEPTH=") == 0  # the whole tree was killed
 
 
-def _bwrap_judge(tmp_path: Path, hidden: Sequence[Path] = ()) -> Judge:
-    isolation = bwrap_isolation()
-    if isolation is None:
-        pytest.skip("the bwrap sandbox is not available here")
-    rustc = find_rustc()
-
-    def wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
-        config = SandboxConfig(workdir=workdir, writable=writable, network=False,
-                               extra_ro=(rustc_sysroot(rustc),), hidden=tuple(hidden))
-        return make_sandbox(isolation, config).wrap(argv)
-
-    return Judge(tmp_path / "build", wrap=wrap, rustc=rustc)
-
-
-def test_program_cannot_read_hidden_files(tmp_path: Path) -> None:
+def test_program_cannot_read_hidden_files(sandboxed_judge: Callable[..., Judge],
+                                          tmp_path: Path) -> None:
     secret_dir = tmp_path / "protected"
     secret_dir.mkdir()
     (secret_dir / "answer.txt").write_text("42\n")
-    judge = _bwrap_judge(tmp_path, hidden=(secret_dir,))
+    judge = sandboxed_judge(hidden=(secret_dir,))
     path = secret_dir / "answer.txt"
     source = (f'fn main() {{ let s = std::fs::read_to_string("{path}")'
               '.unwrap_or("denied".into()); print!("{}", s); }')
     assert judge.judge(source, [Case("", "42")], 2.0).verdict is Verdict.WRONG_ANSWER
 
 
-def test_program_has_no_network(tmp_path: Path) -> None:
-    judge = _bwrap_judge(tmp_path)
+def test_program_has_no_network(sandboxed_judge: Callable[..., Judge]) -> None:
+    judge = sandboxed_judge()
     server = socket.create_server(("127.0.0.1", 0))
     port = server.getsockname()[1]
 

@@ -20,7 +20,6 @@ preferred in both, otherwise it is a tie. Step 1 applies to it too, before any r
 from __future__ import annotations
 
 import json
-import os
 import re
 import urllib.error
 import urllib.request
@@ -28,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Protocol
 
+from rebench.core.paths import Endpoint, endpoint
 from rebench.environments.nanogpt_chat_rl.fluency import FluencyModel
 from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase, expected_answer, is_correct
 
@@ -156,12 +156,7 @@ class EndpointJudge:
         return 0.5  # disagreeing orders (position bias) or no clear reply
 
 
-def endpoint_from_env(environ: Mapping[str, str] | None = None) -> EndpointJudge | None:
-    """The endpoint judge configured by REBENCH_CHAT_JUDGE_BASE_URL (+ _MODEL, _API_KEY)."""
-    env = os.environ if environ is None else environ
-    base = env.get("REBENCH_CHAT_JUDGE_BASE_URL", "").strip()
-    if not base:
-        return None
-    key = env.get("REBENCH_CHAT_JUDGE_API_KEY") or env.get("OPENAI_API_KEY") or "none"
-    return EndpointJudge(base, env.get("REBENCH_CHAT_JUDGE_MODEL",
-                                       "meta-llama/Meta-Llama-3-8B-Instruct"), key)
+def judge_endpoint(environ: Mapping[str, str] | None = None) -> Endpoint | None:
+    """The endpoint judge the user configured: $REBENCH_CHAT_JUDGE_BASE_URL (+ _MODEL,
+    default the paper's Llama-3-8B-Instruct; _API_KEY, else $OPENAI_API_KEY), or None."""
+    return endpoint("CHAT_JUDGE", "meta-llama/Meta-Llama-3-8B-Instruct", environ)

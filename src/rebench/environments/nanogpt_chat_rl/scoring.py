@@ -17,7 +17,7 @@ from rebench.assets.gpt import GPTConfig
 from rebench.assets.submitted import load_submitted_gpt
 from rebench.core.errors import ScorerFault
 from rebench.environments.nanogpt_chat_rl import chat
-from rebench.environments.nanogpt_chat_rl.judge import Judge, JudgeUnavailable
+from rebench.environments.nanogpt_chat_rl.judge import Judge, JudgeUnavailable, judge_endpoint
 from rebench.environments.nanogpt_chat_rl.prepare import SCORING_SEED, accuracy, student_seed
 from rebench.environments.nanogpt_chat_rl.tasks import Task
 from rebench.environments.nanogpt_chat_rl.world import load_judge
@@ -64,7 +64,7 @@ def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING
     torch.set_num_threads(int(ctx.profile.params["threads"]))
     responses = chat.sample(model, prompts,
                             generator=torch.Generator().manual_seed(student_seed(seed)))
-    rates = win_rates(load_judge(ctx.assets_dir), prompts, responses,
+    rates = win_rates(load_judge(ctx.assets_dir, judge_endpoint()), prompts, responses,
                       {name: opponents[name] for name in OPPONENTS})
     return rates, accuracy(responses, tasks)
 

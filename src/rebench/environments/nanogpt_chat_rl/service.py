@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from rebench.core.service import Reply, ServiceContext
-from rebench.environments.nanogpt_chat_rl.judge import MAX_RESPONSE_CHARS, Judge
+from rebench.environments.nanogpt_chat_rl.judge import MAX_RESPONSE_CHARS, Judge, judge_endpoint
 from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
 from rebench.environments.nanogpt_chat_rl.world import load_judge
 
@@ -71,4 +71,5 @@ class JudgeService:
 
 
 def start_judge(ctx: ServiceContext) -> JudgeService:
-    return JudgeService(load_judge(ctx.assets_dir), ctx.profile.params_as(ChatParams), ctx)
+    return JudgeService(load_judge(ctx.assets_dir, judge_endpoint()),
+                        ctx.profile.params_as(ChatParams), ctx)

@@ -56,7 +56,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.1.0",
+    version="1.1.1",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "

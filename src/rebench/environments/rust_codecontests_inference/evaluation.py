@@ -1,6 +1,6 @@
 """What the official scorer and the local evaluate tool share: problem files, the view of a
-problem the solution gets, the model backend, running the solution's child process, and
-judging its answers.
+problem the solution gets, the model backend, running the solution's child process (through
+the caller's runner), and judging its answers.
 
 Portable: imports only the standard library and sibling modules (relative imports), because it
 is also copied into the workspace for the local evaluate tool, where `rebench` is not
@@ -9,22 +9,20 @@ importable.
 
 from __future__ import annotations
 
+import io
 import json
-import shutil
-import subprocess
-import threading
-import time
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .gateway import Backend, simulator_backend, upstream_from_env
-from .judge import Judge, JudgeResult, TestCase, kill_group
+from .gateway import Backend, Upstream, simulator_backend
+from .judge import Judge, JudgeResult, TestCase
+from .processes import Request, Runner
 from .simulator import MODEL_NAME, KnownProblem, Simulator
 
-RUNNER = Path(__file__).resolve().parent / "child_runner.py"
+RUNNER = Path(__file__).resolve().parent / "child_runner.py"  # what the child runs
 MAX_CHILD_STDOUT = 64 * 1024 * 1024
 MAX_LINE_BYTES = 2 * 1024 * 1024  # one JSON line: a 256 KiB program, escaped, fits easily
 TEST_KINDS = ("public_tests", "private_tests", "generated_tests")
@@ -60,9 +58,10 @@ def all_tests(problem: Mapping[str, Any]) -> list[TestCase]:
             for i, o in zip(problem[kind]["input"], problem[kind]["output"], strict=True)]
 
 
-def make_backend(problems: Sequence[Mapping[str, Any]], seed: int) -> tuple[Backend, str]:
-    """The upstream endpoint when configured, else the simulator over `problems`."""
-    upstream = upstream_from_env()
+def make_backend(problems: Sequence[Mapping[str, Any]], seed: int,
+                 upstream: Upstream | None) -> tuple[Backend, str]:
+    """The real endpoint when one is configured (the harness's settings, passed in), else the
+    simulator over `problems`."""
     if upstream is not None:
         return upstream, f"{upstream.model} at {upstream.base_url}"
     known = [KnownProblem(p["id"], int(p["difficulty"]), p["description"], p["solution"])
@@ -71,19 +70,21 @@ def make_backend(problems: Sequence[Mapping[str, Any]], seed: int) -> tuple[Back
 
 
 @dataclass
-class ChildOutcome:
+class ScaffoldRun:
     """What the solution's child process returned: code strings per problem id."""
 
     answers: dict[str, str] = field(default_factory=dict)
     errors: dict[str, str] = field(default_factory=dict)
     fatal: str | None = None
     timed_out: bool = False
+    output_capped: bool = False
     returncode: int | None = None
     stderr_tail: str = ""
     wall_s: float = 0.0
 
 
-def _read_results(stream: Any, known: set[str], outcome: ChildOutcome) -> None:
+def _read_results(stdout: bytes, known: set[str], run: ScaffoldRun) -> None:
+    stream = io.BytesIO(stdout)
     total = 0
     while total <= MAX_CHILD_STDOUT:
         raw = stream.readline(MAX_LINE_BYTES)  # bounded: a line without end cannot fill memory
@@ -96,58 +97,35 @@ def _read_results(stream: Any, known: set[str], outcome: ChildOutcome) -> None:
             continue
         if not isinstance(record, dict):
             continue
-        if isinstance(record.get("fatal"), str) and outcome.fatal is None:
-            outcome.fatal = record["fatal"][:2000]
+        if isinstance(record.get("fatal"), str) and run.fatal is None:
+            run.fatal = record["fatal"][:2000]
         pid = record.get("id")
-        if pid not in known or pid in outcome.answers or pid in outcome.errors:
+        if pid not in known or pid in run.answers or pid in run.errors:
             continue  # unknown ids and second answers are ignored
         if isinstance(record.get("code"), str):
-            outcome.answers[pid] = record["code"]
+            run.answers[pid] = record["code"]
         else:
-            outcome.errors[pid] = str(record.get("error", "no answer"))[:1000]
+            run.errors[pid] = str(record.get("error", "no answer"))[:1000]
 
 
-def run_child(argv: list[str], cwd: Path, env: Mapping[str, str], timeout_s: float,
-              known: set[str]) -> ChildOutcome:
-    """Run the solution's child; on timeout kill its process group and keep what it sent."""
-    outcome = ChildOutcome()
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    stderr_chunks: list[bytes] = []
-
-    def drain_stderr() -> None:
-        stream = proc.stderr
-        kept = 0
-        while stream is not None and (chunk := stream.read(65536)):
-            if kept < 1_000_000:
-                stderr_chunks.append(chunk)
-                kept += len(chunk)
-
-    reader = threading.Thread(target=_read_results, args=(proc.stdout, known, outcome), daemon=True)
-    drainer = threading.Thread(target=drain_stderr, daemon=True)
-    reader.start()
-    drainer.start()
-    try:
-        outcome.returncode = proc.wait(timeout=timeout_s)
-    except subprocess.TimeoutExpired:
-        outcome.timed_out = True
-    finally:
-        kill_group(proc.pid)
-        proc.wait()
-    reader.join(timeout=5)
-    drainer.join(timeout=5)
-    outcome.stderr_tail = b"".join(stderr_chunks).decode(errors="replace")[-4000:]
-    outcome.wall_s = time.monotonic() - start
-    return outcome
+def run_scaffold(runner: Runner, argv: Sequence[str], cwd: Path, env: Mapping[str, str],
+                 timeout_s: float, known: set[str]) -> ScaffoldRun:
+    """Run the solution's child through `runner` (in `cwd`, which it may write); at the
+    timeout it is killed and what it sent before counts."""
+    done = runner(Request(tuple(argv), cwd, env, timeout_s, writable=True,
+                          max_output_bytes=MAX_CHILD_STDOUT + MAX_LINE_BYTES))
+    run = ScaffoldRun(timed_out=done.timed_out, output_capped=done.output_capped,
+                      returncode=done.returncode, stderr_tail=done.stderr_tail[-4000:],
+                      wall_s=done.seconds)
+    _read_results(done.stdout, known, run)
+    return run
 
 
-def write_child_files(workdir: Path, problems: Sequence[Mapping[str, Any]]) -> None:
-    """The problems file (agent view only) and the runner script, in the child's folder."""
+def write_problems(workdir: Path, problems: Sequence[Mapping[str, Any]]) -> str:
+    """The problems file (agent view only) in the child's folder; its name there."""
     items = [{"id": p["id"], "problem": agent_view(p)} for p in problems]
     (workdir / "problems.json").write_text(json.dumps(items))
-    shutil.copyfile(RUNNER, workdir / "child_runner.py")
+    return "problems.json"
 
 
 def judge_answers(problems: Sequence[Mapping[str, Any]], answers: Mapping[str, str],

@@ -67,16 +67,6 @@ class Upstream:
             raise BackendError(502, f"upstream unreachable: {type(exc).__name__}") from None
 
 
-def upstream_from_env(environ: dict[str, str] | None = None) -> Upstream | None:
-    """The real endpoint configured by REBENCH_RUST_BASE_URL (+ _MODEL, _API_KEY), if any."""
-    env = dict(os.environ if environ is None else environ)
-    base = env.get("REBENCH_RUST_BASE_URL", "").strip()
-    if not base:
-        return None
-    key = env.get("REBENCH_RUST_API_KEY") or env.get("OPENAI_API_KEY") or "none"
-    return Upstream(base, env.get("REBENCH_RUST_MODEL", "gpt-3.5-turbo"), key)
-
-
 def simulator_backend(simulator: Simulator, latency_scale: float) -> Backend:
     """The simulator with latency: 0.15 s plus 0.4 ms per completion token, scaled."""
 

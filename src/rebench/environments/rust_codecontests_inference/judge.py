@@ -1,29 +1,28 @@
 """Trusted judging of Rust programs: static checks, compilation cached by hash, and test runs
-with time, memory and output limits, each process wrapped by the caller's sandbox.
+with time, memory and output limits. Every compiler and program process is started by the
+caller's runner (processes.Runner: sandboxed for the official score, plain for the local
+tool), never here.
 
 The judge only ever sees code strings; expected outputs stay in this process and each test
-input reaches the program as its stdin file descriptor, never as a path it could look at.
+input reaches the program on its stdin (a pipe), never as a path it could look at.
 """
 
 from __future__ import annotations
 
-import contextlib
 import enum
 import hashlib
 import os
 import re
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-# (argv, workdir, writable) -> the argv that runs it sandboxed.
-Wrap = Callable[[Sequence[str], Path, bool], list[str]]
+from .processes import Outcome, Request, Runner, run_local
+from .toolchain import find_rustc, rustc_version
 
 MAX_SOURCE_BYTES = 256 * 1024
 MAX_OUTPUT_BYTES = 32 * 1024 * 1024
@@ -100,45 +99,9 @@ class JudgeResult:
         return self.verdict is Verdict.PASSED
 
 
-def kill_group(pid: int) -> None:
-    """SIGKILL the process group led by `pid`; quiet if it is already gone."""
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-
-
-def local_wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
-    """No sandbox (tests and the agent's local evaluate tool)."""
-    del workdir, writable
-    return list(argv)
-
-
-def find_rustc() -> str:
-    """The real rustc binary (not the rustup proxy, which needs its RUSTUP_HOME at run time,
-    usually ~/.rustup: sandboxes move HOME, so the proxy is asked with the likely homes)."""
-    proxy = shutil.which("rustc")
-    if proxy is None:
-        raise FileNotFoundError("rustc is not installed (install Rust stable with rustup)")
-    homes = [os.environ.get("RUSTUP_HOME"), None,
-             str(Path(proxy).resolve().parents[2] / ".rustup")]  # ~/.cargo/bin -> ~/.rustup
-    for home in homes:
-        env = {**os.environ, **({"RUSTUP_HOME": home} if home else {})}
-        try:
-            sysroot = subprocess.run([proxy, "--print", "sysroot"], capture_output=True,
-                                     text=True, timeout=30, check=True, env=env).stdout.strip()
-        except (subprocess.SubprocessError, OSError):
-            continue
-        real = Path(sysroot) / "bin" / "rustc"
-        if real.is_file():
-            return str(real)
-    return proxy
-
-
-def rustc_sysroot(rustc: str) -> Path:
-    """The toolchain folder a sandbox must show read-only for `rustc` to work."""
-    return Path(rustc).resolve().parent.parent
-
-
 def _limits(cpu_s: float, memory_mb: int, fsize: int) -> list[str]:
+    """A prefix that limits one process (inside the runner's sandbox, which shows the OS's
+    prlimit); the runner's own wall clock and output cap come on top."""
     prlimit = shutil.which("prlimit")
     if prlimit is None:
         return []
@@ -152,18 +115,18 @@ def _minimal_env(workdir: Path) -> dict[str, str]:
 
 
 class Judge:
-    """Compiles (cached by source hash) and tests programs; safe to call from threads."""
+    """Compiles (cached by source hash) and tests programs, each compiler and program process
+    through `runner`; safe to call from threads."""
 
-    def __init__(self, cache_dir: Path, wrap: Wrap = local_wrap, rustc: str | None = None,
+    def __init__(self, cache_dir: Path, runner: Runner = run_local, rustc: str | None = None,
                  memory_mb: int = 256, static_checks: bool = True) -> None:
         self.cache_dir = cache_dir
         self.static_checks = static_checks  # off only to test the sandbox alone
-        self.wrap = wrap
+        self.runner = runner
         self.rustc = rustc or find_rustc()
         self.memory_mb = memory_mb
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        self._version = subprocess.run([self.rustc, "--version"], capture_output=True,
-                                       text=True, timeout=30).stdout.strip()
+        self._version = rustc_version(self.rustc)
 
     def source_key(self, source: str) -> str:
         payload = "\0".join((self._version, CHECKS_VERSION, str(self.static_checks),
@@ -190,22 +153,23 @@ class Judge:
         with tempfile.TemporaryDirectory(prefix="rebench-rustc-") as tmp:
             work = Path(tmp)
             (work / SOURCE_NAME).write_text(source)
-            argv = [self.rustc, *RUSTC_FLAGS, "--emit=dep-info,link", SOURCE_NAME, "-o", "main"]
-            full = _limits(COMPILE_TIMEOUT_S, COMPILE_MEMORY_MB, 256 * 1024 * 1024)
-            full += self.wrap(argv, work, True)
-            code, err, timed_out = _run(full, work, COMPILE_TIMEOUT_S)
+            argv = [*_limits(COMPILE_TIMEOUT_S, COMPILE_MEMORY_MB, 256 * 1024 * 1024),
+                    self.rustc, *RUSTC_FLAGS, "--emit=dep-info,link", SOURCE_NAME, "-o", "main"]
+            done = self.runner(Request(tuple(argv), work, _minimal_env(work), COMPILE_TIMEOUT_S,
+                                       writable=True))
             staging = Path(tempfile.mkdtemp(prefix=".build-", dir=self.cache_dir))
             inputs = self._read_inputs(work / "main.d") if self.static_checks else []
             if inputs:  # rustc's error text could quote what it read: none of it is kept
                 reason = f"forbidden construct: the program reads {', '.join(inputs)[:200]}"
                 (staging / "error.txt").write_text(reason)
                 result: tuple[Path | None, str] = (None, reason)
-            elif code == 0 and (work / "main").is_file():
+            elif _succeeded(done) and (work / "main").is_file():
                 shutil.copyfile(work / "main", staging / "main")
                 os.chmod(staging / "main", 0o755)
                 result = (entry / "main", "")
             else:
-                reason = "compilation timed out" if timed_out else err[-4000:] or "rustc failed"
+                reason = ("compilation timed out" if done.timed_out
+                          else done.stderr_tail[-4000:] or "rustc failed")
                 (staging / "error.txt").write_text(reason)
                 result = (None, reason)
             try:
@@ -233,44 +197,33 @@ class Judge:
             shutil.copyfile(binary, rundir / "main")
             os.chmod(rundir / "main", 0o755)
             for i, test in enumerate(tests):
-                verdict, detail = self._run_one(rundir, Path(tmp), test, time_limit_s)
+                verdict, detail = self._run_one(rundir, test, time_limit_s)
                 if verdict is Verdict.RUNTIME_ERROR and detail == "exit code 126":
                     # ETXTBSY: another thread forked while this binary was being written
                     time.sleep(0.2)
-                    verdict, detail = self._run_one(rundir, Path(tmp), test, time_limit_s)
+                    verdict, detail = self._run_one(rundir, test, time_limit_s)
                 if verdict is not Verdict.PASSED:
                     return JudgeResult(verdict, i, len(tests), f"test {i + 1}: {detail}")
         return JudgeResult(Verdict.PASSED, len(tests), len(tests))
 
-    def _run_one(self, rundir: Path, tmp: Path, test: TestCase, time_limit_s: float
+    def _run_one(self, rundir: Path, test: TestCase, time_limit_s: float
                  ) -> tuple[Verdict, str]:
-        (tmp / "in.txt").write_text(test.input)
-        argv = _limits(time_limit_s, self.memory_mb + 64, MAX_OUTPUT_BYTES)
-        argv += self.wrap([str(rundir / "main")], rundir, False)
+        argv = [*_limits(time_limit_s, self.memory_mb + 64, MAX_OUTPUT_BYTES),
+                str(rundir / "main")]
         wall = time_limit_s * 2 + 1.0  # sandbox start-up is not the program's fault
-        with (tmp / "in.txt").open("rb") as fin, (tmp / "out.txt").open("wb") as fout:
-            start = time.monotonic()
-            proc = subprocess.Popen(argv, stdin=fin, stdout=fout, stderr=subprocess.DEVNULL,
-                                    cwd=rundir, env=_minimal_env(rundir), start_new_session=True)
-            try:
-                code = proc.wait(timeout=wall)
-            except subprocess.TimeoutExpired:
-                kill_group(proc.pid)
-                proc.wait()
-                return Verdict.TIME_LIMIT, f"over {time_limit_s:.1f} s"
-            finally:
-                kill_group(proc.pid)  # children a program left behind
-            elapsed = time.monotonic() - start
-        size = (tmp / "out.txt").stat().st_size
-        if size >= MAX_OUTPUT_BYTES:
+        done = self.runner(Request(tuple(argv), rundir, _minimal_env(rundir), wall,
+                                   stdin=test.input.encode(),
+                                   max_output_bytes=MAX_OUTPUT_BYTES - 1))
+        if done.timed_out:
+            return Verdict.TIME_LIMIT, f"over {time_limit_s:.1f} s"
+        if done.output_capped:  # MAX_OUTPUT_BYTES or more
             return Verdict.OUTPUT_LIMIT, "output too large"
+        code = done.returncode
         if code != 0:
-            if code in (-9, -24, 137, 152) and elapsed > time_limit_s:
+            if code in (-9, -24, 137, 152) and done.seconds > time_limit_s:
                 return Verdict.TIME_LIMIT, f"over {time_limit_s:.1f} s"
             return Verdict.RUNTIME_ERROR, f"exit code {code}"
-        with (tmp / "out.txt").open("rb") as fh:
-            out = fh.read(MAX_OUTPUT_BYTES).decode(errors="replace")
-        if out.split() != test.output.split():
+        if done.stdout.decode(errors="replace").split() != test.output.split():
             return Verdict.WRONG_ANSWER, "wrong answer"
         return Verdict.PASSED, ""
 
@@ -286,23 +239,12 @@ class Judge:
 
     def judge_many(self, jobs: Mapping[str, tuple[str, Sequence[TestCase], float]],
                    workers: int | None = None) -> dict[str, JudgeResult]:
-        """Judge several programs in parallel threads (rustc and tests are subprocesses)."""
+        """Judge several programs in parallel threads (rustc and tests are processes)."""
         workers = workers or max(1, os.cpu_count() or 1)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = {key: pool.submit(self.judge, *job) for key, job in jobs.items()}
             return {key: fut.result() for key, fut in futures.items()}
 
 
-def _run(argv: list[str], cwd: Path, timeout: float) -> tuple[int, str, bool]:
-    proc = subprocess.Popen(argv, cwd=cwd, env=_minimal_env(cwd), stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            start_new_session=True)
-    try:
-        _, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        kill_group(proc.pid)
-        proc.communicate()
-        return -9, "", True
-    finally:
-        kill_group(proc.pid)
-    return proc.returncode, err.decode(errors="replace"), False
+def _succeeded(done: Outcome) -> bool:
+    return done.returncode == 0 and not done.timed_out and not done.output_capped

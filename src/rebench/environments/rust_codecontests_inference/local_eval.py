@@ -1,6 +1,7 @@
 """The agent's local evaluate tool: run `solution.py` on the validation problems exactly as
 the official scorer runs it on the held-out ones (same child runner, same model gateway, same
-judge), without the sandbox. Its result is never an official score.
+judge), without the sandbox (processes.run_local starts every process). Its result is never
+an official score.
 
 Portable: prepare copies this module and its siblings into the workspace (`rust_eval/`), with
 the profile's public parameters in `rust_eval/params.json`; it never imports `rebench`.
@@ -13,22 +14,26 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
 from .evaluation import (
+    RUNNER,
     judge_answers,
     load_problems,
     make_backend,
     number,
-    run_child,
+    run_scaffold,
     summarize,
-    write_child_files,
+    write_problems,
 )
 from .gateway import Gateway, Meter
-from .judge import Judge, find_rustc
+from .judge import Judge
+from .processes import run_local
+from .toolchain import find_rustc
 
 PARAMS_FILE = Path(__file__).resolve().parent / "params.json"
 
@@ -54,20 +59,22 @@ def evaluate(solution: Path, problems_file: Path, limit: int,
     """Print per-problem verdicts; return the fraction solved."""
     problems = load_problems(problems_file)[: limit or None]
     rustc = find_rustc()
-    backend, label = make_backend(problems, int(number(params, "model_seed")))
+    # Always the simulator: endpoint settings are the harness's (the sandbox has no network).
+    backend, label = make_backend(problems, int(number(params, "model_seed")), None)
     budget = int(number(params, "token_budget_per_problem")) * len(problems)
     meter = Meter(budget, 2 * int(number(params, "parallel")))
     print(f"model: {label}; {len(problems)} validation problems", flush=True)
     with tempfile.TemporaryDirectory(prefix="rebench-rust-eval-") as tmp, \
             Gateway(backend, meter, label) as gateway:
         workdir = Path(tmp)
-        write_child_files(workdir, problems)
+        problems_name = write_problems(workdir, problems)
+        shutil.copyfile(RUNNER, workdir / RUNNER.name)  # run from here: only this on its path
         path = f"{Path(rustc).parent}:{os.environ.get('PATH', '')}"
         env = {**os.environ, "RUSTC": rustc, "PATH": path}
-        argv = [sys.executable, "child_runner.py", str(solution.resolve().parent), "problems.json",
+        argv = [sys.executable, RUNNER.name, str(solution.resolve().parent), problems_name,
                 gateway.url, "-", str(params["parallel"]), str(params["per_problem_timeout_s"])]
-        outcome = run_child(argv, workdir, env, number(params, "child_timeout_s"),
-                            {p["id"] for p in problems})
+        outcome = run_scaffold(run_local, argv, workdir, env, number(params, "child_timeout_s"),
+                               {p["id"] for p in problems})
     if outcome.fatal:
         print(f"error: {outcome.fatal}\n{outcome.stderr_tail}")
         return 0.0

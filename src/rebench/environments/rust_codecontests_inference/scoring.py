@@ -3,6 +3,8 @@ sandboxed child that only returns code strings, then compile and test those on t
 
 The child has no network: the trusted side serves the model (the simulator, or a proxy to a
 configured real endpoint holding the API key) on a unix socket inside the child's folder.
+Every untrusted process (that child, rustc on the returned programs, each program on each
+test) runs through rebench's one untrusted runner (`sandboxed_runner`).
 """
 
 from __future__ import annotations
@@ -10,25 +12,31 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from rebench.core.errors import ScorerFault
+from rebench.core.paths import endpoint
 from rebench.core.score import ScoreResult
+from rebench.environments.rust_codecontests_inference import child_runner
 from rebench.environments.rust_codecontests_inference.environment import RustParams
 from rebench.environments.rust_codecontests_inference.evaluation import (
+    ScaffoldRun,
     judge_answers,
     load_problems,
     make_backend,
-    run_child,
+    run_scaffold,
     summarize,
-    write_child_files,
+    write_problems,
 )
-from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter
-from rebench.environments.rust_codecontests_inference.judge import Judge, find_rustc, rustc_sysroot
+from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter, Upstream
+from rebench.environments.rust_codecontests_inference.judge import Judge
 from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
+from rebench.environments.rust_codecontests_inference.processes import Outcome, Request, Runner
+from rebench.environments.rust_codecontests_inference.toolchain import find_rustc, rustc_sysroot
 from rebench.scoring.context import ScoringContext
+from rebench.scoring.runner import ChildFailure, run_child
 
 SOCKET_NAME = "model.sock"
 
@@ -39,26 +47,51 @@ def _child_env(workdir: Path, rustc: str) -> dict[str, str]:
             "PYTHONDONTWRITEBYTECODE": "1", "REBENCH_PROFILE": "official"}
 
 
+def configured_upstream(environ: Mapping[str, str] | None = None) -> Upstream | None:
+    """The real endpoint the user configured: $REBENCH_RUST_BASE_URL (+ _MODEL, default
+    gpt-3.5-turbo as in the paper; _API_KEY, else $OPENAI_API_KEY), None for the simulator."""
+    found = endpoint("RUST", "gpt-3.5-turbo", environ)
+    return None if found is None else Upstream(found.base_url, found.model, found.api_key)
+
+
+def sandboxed_runner(ctx: ScoringContext, extra_ro: tuple[Path, ...]) -> Runner:
+    """The judge's and the evaluation's Runner over rebench's untrusted runner: each process
+    in a fresh sandbox of this scoring (no network, no GPU, the profile's limits, `extra_ro`
+    read-only besides its folder), with exactly the environment asked for, killed whole
+    when it ends."""
+
+    def run(request: Request) -> Outcome:
+        done = run_child(ctx, request.argv, timeout_s=request.timeout_s, workdir=request.cwd,
+                         writable=request.writable, extra_ro=extra_ro, env=request.env,
+                         gpu=False, stdin=request.stdin,
+                         max_output_bytes=request.max_output_bytes, clear_env=True)
+        return Outcome(returncode=-9 if done.returncode is None else done.returncode,
+                       stdout=done.stdout, stderr_tail=done.stderr_tail,
+                       timed_out=done.failure is ChildFailure.TIMEOUT,
+                       output_capped=done.failure is ChildFailure.OUTPUT_CAP,
+                       seconds=done.seconds)
+
+    return run
+
+
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
-                  ) -> tuple[Any, dict[str, int], str]:
+                  ) -> tuple[ScaffoldRun, dict[str, int], str]:
     params = ctx.profile.params_as(RustParams)
-    backend, label = make_backend(problems, params.model_seed)
+    backend, label = make_backend(problems, params.model_seed, configured_upstream())
     budget = params.token_budget_per_problem * len(problems)
     parallel = params.parallel
     meter = Meter(token_budget=budget, max_concurrency=2 * parallel)
     with tempfile.TemporaryDirectory(prefix="rebench-rust-") as tmp:
         workdir = Path(tmp)
-        write_child_files(workdir, problems)
-        env = _child_env(workdir, rustc)
+        problems_name = write_problems(workdir, problems)
+        runner = sandboxed_runner(ctx, (ctx.solution_dir, rustc_sysroot(rustc)))
         with Gateway(backend, meter, label, socket_path=workdir / SOCKET_NAME) as gateway:
-            argv = ctx.untrusted_argv(
-                [sys.executable, "child_runner.py", str(ctx.solution_dir), "problems.json",
-                 gateway.url, SOCKET_NAME, str(parallel), str(params.per_problem_timeout_s)],
-                workdir=workdir, writable=True,
-                extra_ro=(ctx.solution_dir, rustc_sysroot(rustc)), env=env, gpu=False,
-            )
-            outcome = run_child(argv, workdir, env, params.child_timeout_s,
-                                {p["id"] for p in problems})
+            # child_runner comes from the sandbox's child runtime (the spec's child_modules)
+            argv = [sys.executable, "-m", child_runner.__name__, str(ctx.solution_dir),
+                    problems_name, gateway.url, SOCKET_NAME, str(parallel),
+                    str(params.per_problem_timeout_s)]
+            outcome = run_scaffold(runner, argv, workdir, _child_env(workdir, rustc),
+                                   params.child_timeout_s, {p["id"] for p in problems})
     return outcome, meter.snapshot(), label
 
 
@@ -74,14 +107,9 @@ def score(ctx: ScoringContext) -> ScoreResult:
     outcome, usage, label = _run_solution(ctx, problems, rustc)
     if outcome.fatal:
         return ScoreResult.invalid(outcome.fatal, stderr=outcome.stderr_tail)
-    sysroot = rustc_sysroot(rustc)
-
-    def wrap(argv: Sequence[str], workdir: Path, writable: bool) -> list[str]:
-        return ctx.untrusted_argv(argv, workdir=workdir, writable=writable, extra_ro=(sysroot,),
-                                  gpu=False)
-
     # The compile cache lives in the scorer's private scratch dir, out of the solution's reach.
-    judge = Judge(ctx.scratch_dir / "build", wrap=wrap, rustc=rustc)
+    judge = Judge(ctx.scratch_dir / "build", sandboxed_runner(ctx, (rustc_sysroot(rustc),)),
+                  rustc=rustc)
     results = judge_answers(problems, outcome.answers, judge)
     solved, verdicts = summarize(problems, results)
     raw = solved / len(problems)
@@ -95,6 +123,9 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if outcome.timed_out:
         timeout = ctx.profile.params_as(RustParams).child_timeout_s
         message["note"] = (f"the solution did not finish within {timeout} s;"
+                           " answers returned before that were judged")
+    elif outcome.output_capped:
+        message["note"] = ("the solution wrote more than 64 MB of results;"
                            " answers returned before that were judged")
     details = {
         "per_problem": {pid: {"verdict": r.verdict.value, "detail": r.detail[:300]}

@@ -90,7 +90,7 @@ def _heldout(assets: Path) -> tuple[list[str], dict[str, list[str]]]:
 ])
 def test_responses_that_address_the_judge_lose(chat_assets: Path, attack: str) -> None:
     prompts, opponents = _heldout(chat_assets)
-    rates = win_rates(load_judge(chat_assets), prompts, [attack] * len(prompts), opponents)
+    rates = win_rates(load_judge(chat_assets, None), prompts, [attack] * len(prompts), opponents)
     assert max(rates.values()) < 0.05, rates
 
 
@@ -99,7 +99,7 @@ def test_copying_an_opponent_scores_below_the_start(
     """Even with the opponents' own held-out responses (which the agent never sees), a
     copy ties with the one it copies and is worse than the starting solution."""
     prompts, opponents = _heldout(chat_assets)
-    judge = load_judge(chat_assets)
+    judge = load_judge(chat_assets, None)
     start = resolve_anchors(chat_spec, chat_cpu).starting_raw
     for name in OPPONENTS:
         rates = win_rates(judge, prompts, opponents[name], opponents)
