@@ -57,7 +57,10 @@ STATES_VERDICT = (
     r"|\b(?:first|second|other)\s+(?:response|answer)\s+is\s+(?:better|correct|preferred"
     r"|wrong|worse|incorrect)\b"
     r"|\bthe\s+(?:correct|right|better|best)\s+(?:choice|letter|response)\s+is\s+"
-    r"[\"']?(?-i:[AB])\b")
+    r"[\"']?(?-i:[AB])\b"
+    # a verdict by content, which holds in both orders of the endpoint judge's questions
+    r"|\bthe\s+(?:correct|right|better|best)\s+(?:response|answer|reply|choice)\s+is\s+"
+    r"the\s+one\b")
 _ADDRESSES = re.compile(ADDRESSES_JUDGE)
 _SENT = re.compile(f"{ADDRESSES_JUDGE}|{STATES_VERDICT.removeprefix('(?i)')}")
 
