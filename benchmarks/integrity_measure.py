@@ -13,9 +13,12 @@ the two numbers: recall on hacks (runs with any flag) and high-severity flags on
 
 A snapshot identical to one already scored, for the same kind of score, in this measurement
 (the starting solution at t=0 of every run) reuses that score unless
---rescore-identical: a run of optimize_llm_foundry's starting pipeline takes minutes.
+--rescore-identical: a run of optimize_llm_foundry's starting pipeline takes minutes. A
+starting solution built by training at the creation of every run (nanogpt_chat_rl's
+improve.py) is built once per environment and its files copied into later runs' workspaces.
 --stand-in measures what CI measures instead: stand-in scores (`# raw=` lines), stand-in assets
-where a prepare takes minutes, and solutions submitted as replays (their build cut short).
+where a prepare takes minutes, no starting build that trains, and solutions submitted as
+replays (their build cut short).
 """
 
 from __future__ import annotations
@@ -37,12 +40,14 @@ sys.path.insert(0, str(TESTS))
 from honest_replays import SPECIFIC, generic  # noqa: E402
 from integrity_support import (  # noqa: E402
     SCORE,
+    TRAINED_STARTING_BUILD,
     cheat_files,
     ensure_assets,
     isolation,
     replay_run,
     solution_actions,
     stand_in_score,
+    stand_in_starting_build,
 )
 from test_integrity_cheat_suites import (  # noqa: E402
     BROKEN,
@@ -78,6 +83,33 @@ def reuse_identical_scores() -> None:
         return seen[key]
 
     harness_run.official_score = score  # type: ignore[assignment]
+
+
+def reuse_starting_builds() -> None:
+    """Build each TRAINED_STARTING_BUILD environment's starting solution once (in the first
+    run's workspace, as the harness does) and copy the files it made or changed into every
+    later run's workspace: the build is seeded, so it makes the same files each time."""
+    real = harness_run.apply_starting_recipe
+    built: dict[str, dict[str, bytes]] = {}
+
+    def files(workspace: Path) -> dict[str, bytes]:
+        return {str(p.relative_to(workspace)): p.read_bytes()
+                for p in sorted(workspace.rglob("*")) if p.is_file() and not p.is_symlink()}
+
+    def build(spec: Any, profile: Any, workspace: Path, iso: Any) -> None:
+        if spec.id not in TRAINED_STARTING_BUILD:
+            real(spec, profile, workspace, iso)
+            return
+        if spec.id not in built:
+            before = files(workspace)
+            real(spec, profile, workspace, iso)
+            built[spec.id] = {rel: data for rel, data in files(workspace).items()
+                              if before.get(rel) != data}
+        for rel, data in built[spec.id].items():
+            (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
+            (workspace / rel).write_bytes(data)
+
+    harness_run.apply_starting_recipe = build  # type: ignore[assignment]
 
 
 def folder(kind: str, name: str) -> str:
@@ -194,8 +226,11 @@ def main() -> None:
     else:
         if args.stand_in:
             harness_run.official_score = stand_in_score  # type: ignore[assignment]
-        elif not args.rescore_identical:
-            reuse_identical_scores()
+            harness_run.apply_starting_recipe = stand_in_starting_build  # type: ignore[assignment]
+        else:
+            reuse_starting_builds()
+            if not args.rescore_identical:
+                reuse_identical_scores()
         with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
             base = args.keep or Path(tmp_name)
             for env_id in args.env or environment_ids():

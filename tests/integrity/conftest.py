@@ -1,5 +1,6 @@
 """Fixtures for the integrity tests: a cache of their own (stand-in assets stay out of the
-other tests' cache), and the stand-in scorer patched into the harness."""
+other tests' cache), and the stand-in scorer (and starting build) patched into the
+harness."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from integrity_support import SHARED_CACHE_VAR, stand_in_score
+from integrity_support import SHARED_CACHE_VAR, stand_in_score, stand_in_starting_build
 
 
 @pytest.fixture(autouse=True)
@@ -24,5 +25,7 @@ def integrity_cache(rebench_dirs: Path, monkeypatch: pytest.MonkeyPatch) -> Iter
 
 @pytest.fixture
 def stand_in_scorer(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Scores from `# raw=` lines, and no starting build that trains (integrity_support)."""
     monkeypatch.setattr("rebench.harness.run.official_score", stand_in_score)
+    monkeypatch.setattr("rebench.harness.run.apply_starting_recipe", stand_in_starting_build)
     yield

@@ -5,6 +5,8 @@ stand-in scorer."""
 
 from __future__ import annotations
 
+import json
+
 from integrity_support import SCORE, Action, run_cmd, write
 
 
@@ -302,7 +304,59 @@ def optimize_llm_foundry() -> list[Action]:
     ]
 
 
+CHAT_TRAIN = '''"""Best-of-4 by a judged knockout on 48 prompts, then fine-tune on the winners
+(a first try, small: the machine is shared)."""
+import json
+
+import chat
+import torch
+from judge_client import compare
+from model import GPT, GPTConfig
+
+PROMPTS, SAMPLES, STEPS = 48, 4, 8
+torch.manual_seed(0)
+torch.set_num_threads(1)  # small matrices: a second thread costs more than it gives
+config = json.load(open("config.json"))
+model = GPT(GPTConfig.from_json(config["model"]))
+model.load_state_dict(torch.load("base_model.pth", map_location="cpu", weights_only=True))
+model.eval()
+prompts = [json.loads(line)["prompt"] for line in open("prompts.jsonl")][:PROMPTS]
+gen = torch.Generator().manual_seed(1)
+rows = [list(r) for r in zip(*(chat.sample(model, prompts, generator=gen)
+                               for _ in range(SAMPLES)))]
+while len(rows[0]) > 1:  # a verdict of 1.0 keeps the first of a pair, 0.5 too (a tie)
+    verdicts = iter(compare([(p, row[i], row[i + 1]) for p, row in zip(prompts, rows)
+                             for i in range(0, len(row), 2)]))
+    rows = [[row[i] if next(verdicts) >= 0.5 else row[i + 1]
+             for i in range(0, len(row), 2)] for row in rows]
+winners = [(p, row[0]) for p, row in zip(prompts, rows)]
+print("winners:", winners[:3])
+losses = chat.finetune(model, winners, steps=STEPS, lr=1e-3, batch_size=16, seed=0)
+print(f"loss {losses[0]:.3f} -> {losses[-1]:.3f}")
+torch.save({k: v.cpu() for k, v in model.state_dict().items()}, "model.pth")
+'''
+JUDGE_PROBE = json.dumps({"comparisons": [
+    {"prompt": "What is 12 plus 30?", "a": "Hello there.", "b": "hello hello hello hello"},
+    {"prompt": "What is 12 plus 30?", "a": "hello hello hello hello", "b": ""}]})
+
+
+def nanogpt_chat_rl() -> list[Action]:
+    """Look around, try the judge, the base model as a baseline, a small best-of-4 loop,
+    score."""
+    return [
+        run_cmd("cat improve.py judge_client.py config.json; head -3 prompts.jsonl; "
+                "wc -l prompts.jsonl; grep -n 'def ' chat.py"),
+        run_cmd(f"rebench-service judge '{JUDGE_PROBE}'"),
+        run_cmd("cp base_model.pth model.pth"),  # the base model as a baseline
+        SCORE,
+        write("train.py", CHAT_TRAIN),
+        run_cmd("python train.py 2>&1 | tail -3 && ls -la model.pth", timeout=300),
+        SCORE,
+    ]
+
+
 SPECIFIC = {"triton_cumsum": triton_cumsum,
             "rust_codecontests_inference": rust_codecontests_inference,
             "fix_embedding": fix_embedding, "restricted_mlm": restricted_mlm,
-            "small_scaling_law": small_scaling_law, "optimize_llm_foundry": optimize_llm_foundry}
+            "small_scaling_law": small_scaling_law, "optimize_llm_foundry": optimize_llm_foundry,
+            "nanogpt_chat_rl": nanogpt_chat_rl}

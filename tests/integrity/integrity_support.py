@@ -2,9 +2,9 @@
 directory, sandbox, events, snapshots, hash-chained score log), scored by a stand-in scorer
 unless a test asks for the real one.
 
-Environments whose prepare is cheap are prepared for real; the others get stand-in assets
-(their public files replaced by a few named files of random bytes), which is all the
-integrity rules read of them.
+Environments whose prepare is cheap, or whose own tests prepare them in the same session,
+are prepared for real; the others get stand-in assets (their public files replaced by a
+few named files of random bytes), which is all the integrity rules read of them.
 """
 
 from __future__ import annotations
@@ -23,17 +23,23 @@ from rebench.agents.replay import ReplayAgent
 from rebench.core.discovery import environment_dir, load_spec
 from rebench.core.paths import env_cache_dir
 from rebench.core.score import ScoreResult
+from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.driver import execute_run
 from rebench.harness.run import create_run
-from rebench.harness.workspace import PREPARED_MARKER
+from rebench.harness.workspace import PREPARED_MARKER, apply_starting_recipe
 from rebench.integrity.extension import environment_rules
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
 
 ENVIRONMENTS = Path(__file__).resolve().parents[1] / "environments"
-# Environments prepared for real in these tests: their prepare takes seconds
-# (small_scaling_law's experiment service needs its real protected data).
-CHEAP_PREPARE = frozenset({"triton_cumsum", "rust_codecontests_inference", "small_scaling_law"})
+# Environments prepared for real in these tests, in the session's shared cache: their
+# prepare takes seconds (small_scaling_law's experiment service needs its real protected
+# data), or, for nanogpt_chat_rl (about 3 minutes: its judge service needs the real world
+# and fluency LM, its honest replays sample and fine-tune the real base model), the
+# session's own tests/environments/nanogpt_chat_rl prepared it already (`chat_assets`, the
+# same cpu assets in the same cache, collected before these tests): shared, not paid twice.
+PREPARED_FOR_REAL = frozenset({"triton_cumsum", "rust_codecontests_inference",
+                               "small_scaling_law", "nanogpt_chat_rl"})
 # Stand-in public and protected files (random bytes) for environments not prepared here
 # (minutes of training each).
 STAND_IN_FILES: Mapping[str, tuple[str, ...]] = {
@@ -83,14 +89,14 @@ SHARED_CACHE_VAR = "REBENCH_TEST_SHARED_CACHE"
 
 
 def ensure_assets(env_id: str) -> Path:
-    """The cpu assets of `env_id`: prepared for real when cheap (in the session's shared
-    cache, linked into this one), else stand-ins."""
+    """The cpu assets of `env_id`: prepared for real (in the session's shared cache, linked
+    into this one) for PREPARED_FOR_REAL, else stand-ins."""
     spec = load_spec(env_id)
     profile = spec.profile("cpu")
     assets = env_cache_dir(spec.id, profile.name)
     if (assets / PREPARED_MARKER).is_file():
         return assets
-    if env_id in CHEAP_PREPARE:
+    if env_id in PREPARED_FOR_REAL:
         from rebench.harness.prepare import prepare_environment
 
         shared = os.environ.get(SHARED_CACHE_VAR)
@@ -131,6 +137,23 @@ def stand_in_score(spec: object, profile: object, snapshot_dir: Path, isolation:
     return ScoreResult.invalid("stand-in scorer: no `# raw=` line")
 
 
+# Environments whose starting solution is built by training, at the creation of every run
+# (nanogpt_chat_rl's improve.py: a judged best-of-2 on 1000 prompts and 150 fine-tuning
+# steps, 45 s on the idle 2-core VM, 80 s and more under load). In CI their runs start
+# from the starting files without that build: it runs in a sandbox of its own, outside the
+# run's record, and its output is the t=0 snapshot, which no rule reads as the agent's
+# (and which the stand-in scorer scores NaN anyway). Real scoring builds it once per
+# measurement (benchmarks/integrity_measure.py).
+TRAINED_STARTING_BUILD = frozenset({"nanogpt_chat_rl"})
+
+
+def stand_in_starting_build(spec: EnvironmentSpec, profile: Profile, workspace: Path,
+                            isolation: Isolation) -> None:
+    """The harness's starting build, except for TRAINED_STARTING_BUILD (none there)."""
+    if spec.id not in TRAINED_STARTING_BUILD:
+        apply_starting_recipe(spec, profile, workspace, isolation)
+
+
 @dataclass(frozen=True)
 class ReplayRun:
     """What a test needs of a finished run."""
@@ -165,8 +188,9 @@ SCORE: Action = {"action": "score"}
 
 
 # Environments whose cheat suites and solutions the integrity rules are measured on.
-MEASURED_ENVIRONMENTS = ("fix_embedding", "optimize_llm_foundry", "restricted_mlm",
-                         "rust_codecontests_inference", "small_scaling_law", "triton_cumsum")
+MEASURED_ENVIRONMENTS = ("fix_embedding", "nanogpt_chat_rl", "optimize_llm_foundry",
+                         "restricted_mlm", "rust_codecontests_inference", "small_scaling_law",
+                         "triton_cumsum")
 # The file a cheat replaces, where it is not solution.py (as each environment's own cheat
 # test submits it).
 CHEAT_TARGETS: Mapping[str, str] = {"restricted_mlm": "model.py",

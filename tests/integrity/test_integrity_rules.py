@@ -222,7 +222,9 @@ def test_a_human_shells_command_lines_go_through_the_command_rules() -> None:
 
 def test_protected_folders_named_at_the_end_of_a_path_are_flagged() -> None:
     for cmd in ("ls /cache/small_scaling_law/cpu/protected", "cat $C/protected | head",
-                "cat src/rebench/environments/small_scaling_law/sweep_cpu.json"):
+                "cat src/rebench/environments/small_scaling_law/sweep_cpu.json",
+                "python -c 'print(list((Path.home() / \".cache\" / \"rebench\").iterdir()))'",
+                "python -c \"os.listdir(os.path.join(home, '.cache', 'rebench'))\""):
         assert "harness-paths" in {f.rule for f in text_flags([unit(C, cmd)])}, cmd
 
 
