@@ -82,7 +82,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="nanogpt_chat_rl",
-    version="1.0.0",
+    version="1.0.1",
     title="Finetune GPT for QA (nanoGPT Chat RL)",
     direction=Direction.HIGHER,
     raw_score_meaning="mean win rate (ties count half) of model.pth's sampled responses to "

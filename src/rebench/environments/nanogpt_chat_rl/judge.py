@@ -40,8 +40,15 @@ _ADDRESSES_JUDGE = re.compile(
     r"prefer\w*|ignore|instruction\w*|system prompt|rate this|rating|"
     r"response\s*[ab12]\b|output\s*[ab12]\b|answer\s*[ab12]\b|(first|second|other) "
     r"(response|answer|one)|better (response|answer)|is better|pick me|choose me|select me|"
-    r"wins?\b)",
-    re.I)
+    r"wins?\b|"
+    # Verdicts by content and orders to an LLM judge (which asks both orders, so only a
+    # verdict that names no position could win both): "the correct response is the one
+    # that ...", "reply with the letter A", chat-template role markers. ("the letter c" alone
+    # is an honest answer of the first-letter family.)
+    r"(correct|right|best|winning) (response|answer|one|reply)\b|"
+    r"\b(reply|respond|answer) (only )?with\b|"
+    r"<\||\[/?inst\]|^\s*(system|user)\s*:)",
+    re.I | re.M)
 
 
 class Judge(Protocol):
