@@ -1,4 +1,4 @@
 #!/usr/bin/env bash
-# Cheat: never return (and leave a detached process behind, holding the output open).
-setsid sleep 300 &
+# Broken: never returns (and leaves a background process behind, holding the output open).
+sleep 300 &
 sleep 100000
