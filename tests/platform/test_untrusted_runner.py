@@ -98,3 +98,56 @@ def test_local_child_gets_exactly_env_with_clear_env(ctx: ScoringContext,
                                  clear_env=True).stdout)
     assert exact["A"] == "1"
     assert set(exact) <= {"A", "LC_CTYPE"}  # Python may add LC_CTYPE (C locale coercion)
+
+
+# output_file: stdout and stderr to a file (a log), waited on by process, size-capped.
+
+def test_output_file_holds_stdout_and_stderr(ctx: ScoringContext, tmp_path: Path) -> None:
+    log = tmp_path / "child.log"
+    code = "import sys; print('to stdout', flush=True); print('to stderr', file=sys.stderr)"
+    outcome = run_child(ctx, _py(code), timeout_s=60, output_file=log)
+    assert outcome.failure is ChildFailure.NONE, outcome.stderr_tail
+    assert outcome.stdout == b""
+    assert "to stdout" in outcome.stderr_tail and "to stderr" in outcome.stderr_tail
+    assert log.read_text().splitlines() == ["to stdout", "to stderr"]
+
+
+def test_output_file_is_not_held_open_by_a_detached_writer(ctx: ScoringContext,
+                                                           tmp_path: Path) -> None:
+    """The child returns at once, leaving a detached process that keeps the file open and
+    writes on: the runner stops at the child's return and the writer dies then."""
+    log = tmp_path / "child.log"
+    code = ("import subprocess; subprocess.Popen(['sh', '-c', 'while true; do echo late; "
+            "sleep 0.1; done'], start_new_session=True); print('returned', flush=True)")
+    outcome = run_child(ctx, _py(code), timeout_s=120, output_file=log)
+    assert outcome.failure is ChildFailure.NONE, outcome.stderr_tail
+    assert outcome.seconds < 60  # a runner that waited for the file to close: 120 s
+    size = log.stat().st_size
+    time.sleep(1)
+    assert log.stat().st_size == size  # nobody writes any more
+
+
+def test_output_file_cap(ctx: ScoringContext, tmp_path: Path) -> None:
+    log = tmp_path / "child.log"
+    start = time.monotonic()
+    outcome = run_child(ctx, _py("import sys\nwhile True: sys.stdout.write('x' * 65536)"),
+                        timeout_s=120, max_output_bytes=1 << 20, output_file=log)
+    assert outcome.failure is ChildFailure.OUTPUT_CAP
+    assert time.monotonic() - start < 60
+
+
+def test_output_file_timeout(ctx: ScoringContext, tmp_path: Path) -> None:
+    outcome = run_child(ctx, _py("import time; print('started', flush=True); time.sleep(100)"),
+                        timeout_s=3, output_file=tmp_path / "child.log")
+    assert outcome.failure is ChildFailure.TIMEOUT and "started" in outcome.stderr_tail
+    assert outcome.seconds < 30
+
+
+def test_output_file_is_never_opened_through_a_link(ctx: ScoringContext,
+                                                    tmp_path: Path) -> None:
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("keep")
+    (tmp_path / "child.log").symlink_to(target)
+    with pytest.raises(FileExistsError):  # the caller's bug, never the child's doing
+        run_child(ctx, _py("print('x')"), timeout_s=60, output_file=tmp_path / "child.log")
+    assert target.read_text() == "keep"

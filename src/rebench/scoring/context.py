@@ -41,10 +41,6 @@ class ScoringContext:
     kind: ScoreKind = ScoreKind.FINAL
     _sandboxes: list[Sandbox] = field(default_factory=list, compare=False, repr=False)
 
-    @property
-    def params(self) -> Mapping[str, object]:
-        return self.profile.params
-
     def untrusted_sandbox(
         self,
         *,

@@ -10,6 +10,10 @@ under the profile's limits, and say plainly how it ended.
 The child's stdout is its data channel (capped: a child that writes more is stopped and
 fails with OUTPUT_CAP); the last part of its stderr is kept for the message. Every process
 it started is killed when it ends (its sandbox's whole process group).
+
+A child whose output is a log rather than data (a training script) can send stdout and
+stderr to a file instead (`output_file=`): the runner then waits for the child's own
+process, not for its output to close, and caps the file's size.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import enum
 import os
+import select
 import selectors
 import signal
 import subprocess
@@ -33,6 +38,7 @@ from rebench.scoring.context import ScoringContext
 
 _TAIL_BYTES = 8000
 _CHUNK = 1 << 16
+_POLL_S = 0.1  # output_file: how often its size is checked
 
 
 class ChildFailure(enum.Enum):
@@ -47,8 +53,10 @@ class ChildFailure(enum.Enum):
 
 @dataclass(frozen=True)
 class ChildOutcome:
-    """What the runner saw: the exit status (None if it was killed by us), how it failed,
-    its wall time, its stdout (the data channel) and the tail of its stderr."""
+    """What the runner saw: the exit status, how it failed, its wall time (from just
+    before its start until its process returned or was stopped, before its tree is torn
+    down), its stdout (the data channel; empty with an output file) and the tail of its
+    stderr (of the output file)."""
 
     returncode: int | None
     failure: ChildFailure
@@ -73,36 +81,65 @@ def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
               workdir: Path | None = None, writable: bool = False,
               extra_ro: tuple[Path, ...] = (), env: Mapping[str, str] | None = None,
               gpu: bool | None = None, stdin: bytes = b"",
-              max_output_bytes: int = 64 << 20, clear_env: bool = False) -> ChildOutcome:
+              max_output_bytes: int = 64 << 20, clear_env: bool = False,
+              output_file: Path | None = None) -> ChildOutcome:
     """Run `argv` in a fresh sandbox of the scoring (see ScoringContext.untrusted_argv) and
     wait for it, at most `timeout_s`; never raises for anything the child does.
 
     Under local isolation the child gets the host's environment (without REBENCH_*) plus
-    `env`, or with `clear_env` exactly `env`; a bwrap sandbox always builds its own."""
+    `env`, or with `clear_env` exactly `env`; a bwrap sandbox always builds its own.
+
+    With `output_file` (a new file, created here and never through a link: put it where
+    the sandbox cannot reach, e.g. the scratch dir), the child's stdout and stderr both go
+    to that file instead of memory. The runner then waits for the child's own process
+    only: when it returns, everything it left running is killed, so a detached process
+    that keeps the file open can neither hold the runner up nor write on. The file may
+    grow to `max_output_bytes` (OUTPUT_CAP beyond); `stdout` comes back empty and
+    `stderr_tail` is the file's tail."""
     sandbox = ctx.untrusted_sandbox(workdir=workdir, writable=writable, extra_ro=extra_ro,
                                     gpu=gpu, env=env)
     wrapped = sandbox.wrap(list(argv))
+    log = None if output_file is None else _create_output(output_file)
+    sink = subprocess.PIPE if log is None else log
     start = time.monotonic()
     local = ctx.isolation is Isolation.LOCAL
     local_env = dict(env or {}) if clear_env else _local_env(env)
-    proc = subprocess.Popen(wrapped, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, start_new_session=True,
+    proc = subprocess.Popen(wrapped, stdin=subprocess.PIPE, stdout=sink, stderr=sink,
+                            start_new_session=True,
                             env=local_env if local else None,
                             cwd=str(workdir or ctx.solution_dir))
     oom = False
+    out, err = bytearray(), b""
     try:
-        out, err, failure = _pump(proc, stdin, timeout_s, max_output_bytes)
+        if log is None:
+            out, err, failure = _pump(proc, stdin, timeout_s, max_output_bytes)
+        else:
+            failure = _watch(proc, stdin, log, timeout_s, max_output_bytes)
         proc.wait()
+        seconds = time.monotonic() - start
         oom = isinstance(sandbox, BwrapSandbox) and sandbox.group().oom_killed()
     finally:
         sandbox.destroy()  # the child's whole tree, detached processes included
         proc.wait()
-    seconds = time.monotonic() - start
+        if log is not None:
+            err = _file_tail(log)  # nothing of the child is left to write to it
+            os.close(log)
     if failure is ChildFailure.NONE and proc.returncode != 0:
         memory = oom or b"MemoryError" in err[-_TAIL_BYTES:]
         failure = ChildFailure.MEMORY if memory else ChildFailure.CRASH
     return ChildOutcome(returncode=proc.returncode, failure=failure, seconds=seconds,
                         stdout=bytes(out), stderr_tail=err[-_TAIL_BYTES:].decode(errors="replace"))
+
+
+def _create_output(path: Path) -> int:
+    """A new, empty, private file (not through a link; an existing file is a caller bug)."""
+    return os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                   0o600)
+
+
+def _file_tail(fd: int) -> bytes:
+    size = os.fstat(fd).st_size
+    return os.pread(fd, _TAIL_BYTES, max(size - _TAIL_BYTES, 0))
 
 
 def _local_env(env: Mapping[str, str] | None) -> dict[str, str]:
@@ -149,6 +186,35 @@ def _pump(proc: subprocess.Popen[bytes], stdin: bytes, timeout_s: float,
             failure = ChildFailure.TIMEOUT
             _kill(proc)
     return out[:max_output], bytes(err), failure
+
+
+def _watch(proc: subprocess.Popen[bytes], stdin: bytes, log: int, timeout_s: float,
+           max_output: int) -> ChildFailure:
+    """output_file: feed stdin and wait for the child's process to return (without reaping
+    it, so its process group cannot be reused), stopping it at the deadline or when the
+    file passes the cap; then kill its process group (what it left behind)."""
+    if proc.stdin is None:
+        raise RuntimeError("Popen gave no stdin pipe")  # cannot happen with PIPE
+    threading.Thread(target=_feed, args=(proc.stdin, stdin), daemon=True).start()
+    deadline = time.monotonic() + timeout_s
+    pidfd = os.pidfd_open(proc.pid)  # readable once the process has exited
+    try:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                failure = ChildFailure.TIMEOUT
+                break
+            exited = select.select([pidfd], [], [], min(left, _POLL_S))[0]
+            if os.fstat(log).st_size > max_output:
+                failure = ChildFailure.OUTPUT_CAP
+                break
+            if exited:
+                failure = ChildFailure.NONE
+                break
+    finally:
+        os.close(pidfd)
+    _kill(proc)
+    return failure
 
 
 def _feed(pipe: IO[bytes], data: bytes) -> None:

@@ -64,12 +64,14 @@ def test_user_corpus_and_base_model(
 
 
 def test_instructions_render_for_every_profile(fe_spec: EnvironmentSpec) -> None:
-    from rebench.core.discovery import environment_dir
+    from rebench.core.instructions import leftovers, render_instructions
+    from rebench.environments.fix_embedding.environment import EmbeddingParams
 
-    text = (environment_dir("fix_embedding") / "instructions.md").read_text()
     for profile in fe_spec.profiles.values():
-        rendered = text.format_map({**profile.params, "profile": profile.name})
-        assert "{" not in rendered and str(profile.params["loss_floor"]) in rendered
+        rendered = render_instructions(fe_spec, profile)
+        assert leftovers(rendered) == []
+        assert str(profile.params_as(EmbeddingParams).loss_floor) in rendered
+        assert f"about {profile.instruction_text['clean_loss']} (nats" in rendered
 
 
 def test_prepare_prints_a_line_per_step_when_not_a_terminal(

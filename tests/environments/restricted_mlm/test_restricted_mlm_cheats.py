@@ -3,13 +3,17 @@ code sandboxed): each must be invalid with a message naming what was refused."""
 
 from __future__ import annotations
 
+import dataclasses
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from rebench.core.score import ScoreResult
+from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
+from rebench.scoring.context import ScoringContext
 
 CHEATS = Path(__file__).parent / "cheats"
 
@@ -39,10 +43,15 @@ EXPECTED_MESSAGE = {
 # score is that of the (honest, untrained) graph, far from the starting solution's.
 NO_GAIN = {"lying_child_renamed_op.py"}
 SANDBOX_ONLY = {"reads_heldout_file.py"}  # only the sandbox hides the asset cache
+# Runaway children, scored with a 20 s export timeout (the profile's is minutes).
+RUNAWAY = {
+    "hangs_in_export.py": "exporting the model took longer than 20 s",
+    "floods_output.py": "printed more than 64 MB of output",
+}
 
 
 def test_every_cheat_is_covered() -> None:
-    assert {p.name for p in CHEATS.glob("*.py")} == set(EXPECTED_MESSAGE) | NO_GAIN
+    assert {p.name for p in CHEATS.glob("*.py")} == set(EXPECTED_MESSAGE) | NO_GAIN | set(RUNAWAY)
 
 
 @pytest.mark.parametrize("name", sorted(EXPECTED_MESSAGE))
@@ -66,3 +75,25 @@ def test_lie_gains_nothing(name: str, mlm_score: Callable[[Path], ScoreResult],
     assert result.details["ops"].get("aten.relu.default") == 1
     # An untrained 16-wide net: far worse than the trained unigram MLP (loss ~6.3).
     assert result.details["loss"] > 7.0
+
+
+@pytest.mark.parametrize("name", sorted(RUNAWAY))
+def test_runaway_child_is_stopped(name: str, mlm_spec: EnvironmentSpec, mlm_cpu: Profile,
+                                  mlm_assets: Path, mlm_isolation: Isolation,
+                                  cheat_solution: Callable[[str], Path], tmp_path: Path) -> None:
+    from rebench.environments.restricted_mlm import scoring
+
+    profile = dataclasses.replace(mlm_cpu, params={**mlm_cpu.params, "export_timeout_s": 20.0})
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    ctx = ScoringContext(mlm_spec, profile, cheat_solution(name), mlm_assets, scratch,
+                         mlm_isolation)
+    start = time.monotonic()
+    try:
+        result = scoring.score(ctx)
+    finally:
+        ctx.close()
+    assert not result.valid and RUNAWAY[name] in result.message["error"], result.message
+    assert time.monotonic() - start < 120
+    log = scratch / "export_child.log"
+    assert log.stat().st_size < 2 << 30  # capped near 64 MB (checked 10 times a second)

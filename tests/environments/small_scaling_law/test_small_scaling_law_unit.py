@@ -13,7 +13,7 @@ from rebench.core.instructions import render_instructions
 from rebench.core.spec import Aggregation, EnvironmentSpec, Profile
 from rebench.environments.small_scaling_law.scoring import Answer, parse_answer
 from rebench.environments.small_scaling_law.sweep import load_sweep
-from rebench.environments.small_scaling_law.trainer import Recipe
+from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
 from rebench.scoring import ScoreKind
 
 TINY = {"loss_prediction": 7.0, "max_iters": 4, "n_embd": 16}
@@ -69,7 +69,7 @@ def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
 def test_the_sweep_table_is_on_the_budget_line(ssl_cpu: Profile) -> None:
     points = load_sweep("cpu")
     assert len(points) >= 5
-    target = float(ssl_cpu.params["target_flops"])
+    target = ssl_cpu.params_as(ScalingParams).target_flops
     for p in points:
         assert 0.8 * target <= p.flops <= target and math.isfinite(p.loss)
     assert len({p.n_embd for p in points}) == len(points)

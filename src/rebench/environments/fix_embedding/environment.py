@@ -2,16 +2,46 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from rebench.core.spec import (
     Aggregation,
     Direction,
     EnvironmentSpec,
+    ParamValue,
     Profile,
     SolutionRecipe,
 )
 
+
+@dataclass(frozen=True)
+class EmbeddingParams:
+    """A profile's numbers: the corpus, the two models prepare trains, and the evaluation
+    (prepare records the evaluation in protected/eval.json, which the scorer reads)."""
+
+    seed: int  # model inits and batch order (public; nothing held out derives from it)
+    tokenizer: str  # "gpt2" or "bpe<size>" (rebench.assets.tokenizer)
+    block_size: int  # context of both models, in tokens
+    large_n_layer: int  # the corrupted model the agent repairs
+    large_n_head: int
+    large_n_embd: int
+    small_n_layer: int  # the helper model with an intact embedding
+    small_n_head: int
+    small_n_embd: int
+    batch_size: int  # sequences per training step (both models)
+    large_steps: int  # training steps and peak learning rate of each model
+    large_lr: float
+    small_steps: int
+    small_lr: float
+    dropout: float  # while training; workspaces and the scorer use 0
+    eval_windows: int  # held-out windows of block_size tokens the scorer evaluates
+    eval_batch_size: int  # windows per evaluation batch
+    loss_floor: float  # c in ln(loss - c) (user assets: 0.59 x the clean loss instead)
+    max_user_tokens: int  # cap on the tokens read from a user corpus (--corpus)
+
+
 # Shared by both profiles. The large model's shape is the profile's; the scorer rebuilds it.
-_COMMON: dict[str, int | float | str | bool] = {
+_COMMON: dict[str, ParamValue] = {
     # Model inits and batch order derive from the seed (repeatable training). The held-out
     # split and the scrambled rows come from a secret drawn at prepare, never from it.
     "seed": 1234,
@@ -47,10 +77,10 @@ CPU = Profile(
         # c in ln(loss - c): about 0.59 x the clean large model's held-out loss, as in the
         # paper (1.5 / 2.55 on OpenWebText).
         "loss_floor": 2.9,
-        # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
-        "clean_loss": 4.96, "corrupted_loss": 7.39,
         "max_user_tokens": 20_000_000,
     },
+    # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
+    instruction_text={"clean_loss": "4.96", "corrupted_loss": "7.39"},
     gpus=0,
     memory_gb=4.0,
     default_budget_s=2 * 3600.0,
@@ -84,10 +114,10 @@ GPU = Profile(
         "eval_windows": 2048,
         # 0.59 x 1.0.0's clean held-out loss 4.225 (0.60 x 2.0.0's 4.150)
         "loss_floor": 2.5,
-        # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
-        "clean_loss": 4.15, "corrupted_loss": 10.49,
         "max_user_tokens": 500_000_000,
     },
+    # Measured held-out losses, quoted in the instructions (as the paper quotes 2.55/10.5).
+    instruction_text={"clean_loss": "4.15", "corrupted_loss": "10.49"},
     gpus=1,
     memory_gb=16.0,
     default_budget_s=8 * 3600.0,
@@ -110,6 +140,7 @@ SPEC = EnvironmentSpec(
     aggregation=Aggregation.BEST,
     solution_globs=("fixed_model.pth",),
     snapshot_max_bytes=2 * 1024**3,
+    params_type=EmbeddingParams,
     paper_starting_raw=2.196224077002636,
     paper_reference_raw=0.2623642644674909,
 )

@@ -22,9 +22,9 @@ import json
 import shutil
 import tempfile
 import time
-from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Literal
 
 import numpy as np
 import torch
@@ -35,8 +35,8 @@ from rebench.assets.gpt import GPT, GPTConfig
 from rebench.assets.secret import derive, draw_secret, secret_rng, store_secret
 from rebench.assets.train import TrainConfig, evaluate, new_model, train
 from rebench.assets.weights import WeightsError, load_base_model, save_state
-from rebench.core.spec import ParamValue
 from rebench.environments.fix_embedding.corruption import Corruption, corrupt_to_target
+from rebench.environments.fix_embedding.environment import EmbeddingParams
 from rebench.scoring.context import PrepareContext
 
 # Offsets from the profile's seed for the two models and their batch streams. The seed is
@@ -45,46 +45,38 @@ _SEED_LARGE, _SEED_SMALL = 1, 2
 
 
 @dataclass(frozen=True)
-class Recipe:
-    """The profile's params, typed: what prepare builds and how the scorer evaluates."""
+class _Model:
+    """One of the two models of a profile: its shape and its training."""
 
-    tokenizer: str
-    block_size: int
-    batch_size: int
-    seed: int
-    dropout: float
-    eval_windows: int
-    eval_batch_size: int
-    loss_floor: float
-    max_user_tokens: int
-    params: Mapping[str, ParamValue]
+    n_layer: int
+    n_head: int
+    n_embd: int
+    steps: int
+    lr: float
 
-    @classmethod
-    def of(cls, params: Mapping[str, ParamValue]) -> Recipe:
-        return cls(
-            tokenizer=str(params["tokenizer"]), block_size=int(params["block_size"]),
-            batch_size=int(params["batch_size"]), seed=int(params["seed"]),
-            dropout=float(params["dropout"]), eval_windows=int(params["eval_windows"]),
-            eval_batch_size=int(params["eval_batch_size"]),
-            loss_floor=float(params["loss_floor"]),
-            max_user_tokens=int(params["max_user_tokens"]), params=params,
-        )
 
-    def model(self, prefix: str, vocab: int) -> GPTConfig:
-        """The GPT shape of `large` or `small`."""
-        p = self.params
-        return GPTConfig(
-            vocab_size=vocab, block_size=self.block_size, n_layer=int(p[f"{prefix}_n_layer"]),
-            n_head=int(p[f"{prefix}_n_head"]), n_embd=int(p[f"{prefix}_n_embd"]),
-            dropout=self.dropout,
-        )
+def _model_of(p: EmbeddingParams, name: Literal["large", "small"]) -> _Model:
+    if name == "large":
+        return _Model(p.large_n_layer, p.large_n_head, p.large_n_embd, p.large_steps,
+                      p.large_lr)
+    return _Model(p.small_n_layer, p.small_n_head, p.small_n_embd, p.small_steps, p.small_lr)
 
-    def training(self, prefix: str, seed_offset: int, bf16: bool) -> TrainConfig:
-        steps, lr = int(self.params[f"{prefix}_steps"]), float(self.params[f"{prefix}_lr"])
-        return TrainConfig(
-            steps=steps, batch_size=self.batch_size, lr=lr, min_lr=lr / 10,
-            warmup_steps=max(1, steps // 20), seed=self.seed + seed_offset, bf16=bf16,
-        )
+
+def model_config(p: EmbeddingParams, name: Literal["large", "small"], vocab: int) -> GPTConfig:
+    """The GPT shape of the `large` or the `small` model."""
+    m = _model_of(p, name)
+    return GPTConfig(vocab_size=vocab, block_size=p.block_size, n_layer=m.n_layer,
+                     n_head=m.n_head, n_embd=m.n_embd, dropout=p.dropout)
+
+
+def training_config(p: EmbeddingParams, name: Literal["large", "small"], seed_offset: int,
+                    bf16: bool) -> TrainConfig:
+    """How the `large` or the `small` model trains (cosine to lr/10 after a 5% warm-up)."""
+    m = _model_of(p, name)
+    return TrainConfig(
+        steps=m.steps, batch_size=p.batch_size, lr=m.lr, min_lr=m.lr / 10,
+        warmup_steps=max(1, m.steps // 20), seed=p.seed + seed_offset, bf16=bf16,
+    )
 
 
 class _Phases:
@@ -111,13 +103,13 @@ def _device(ctx: PrepareContext) -> torch.device:
 
 
 def _train_one(
-    ctx: PrepareContext, phases: _Phases, name: str, splits: TokenSplits, seed: int,
-    span: tuple[float, float],
+    ctx: PrepareContext, phases: _Phases, name: Literal["large", "small"], splits: TokenSplits,
+    seed: int, span: tuple[float, float],
 ) -> GPT:
-    recipe = Recipe.of(ctx.profile.params)
+    p = ctx.profile.params_as(EmbeddingParams)
     device = _device(ctx)
-    tcfg = recipe.training(name, seed, bf16=device.type == "cuda")
-    model = new_model(recipe.model(name, splits.vocab_size), recipe.seed + seed)
+    tcfg = training_config(p, name, seed, bf16=device.type == "cuda")
+    model = new_model(model_config(p, name, splits.vocab_size), p.seed + seed)
     every = max(1, tcfg.steps // 5)
 
     def report(step: int, loss: float) -> None:
@@ -149,32 +141,32 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: G
         "vocab_size": splits.vocab_size,
         "eot_id": splits.eot_id,
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
-        "eval_windows": Recipe.of(ctx.profile.params).eval_windows,
+        "eval_windows": ctx.profile.params_as(EmbeddingParams).eval_windows,
     }
     (pub / "config.json").write_text(json.dumps(config, indent=2))
 
 
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout)."""
-    recipe = Recipe.of(ctx.profile.params)
+    params = ctx.profile.params_as(EmbeddingParams)
     phases = _Phases(ctx)
     secret = draw_secret()
     store_secret(ctx.protected_dir, secret)
     with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
         splits = token_splits(
-            recipe.tokenizer, ctx.options.get("corpus"), recipe.max_user_tokens,
+            params.tokenizer, ctx.options.get("corpus"), params.max_user_tokens,
             derive(secret, "fix_embedding/corpus-split"), Path(scratch) / "corpus", phases.say,
         )
         phases.done("corpus")
-        _build(ctx, phases, recipe, splits, secret)
+        _build(ctx, phases, params, splits, secret)
 
 
-def _build(ctx: PrepareContext, phases: _Phases, recipe: Recipe, splits: TokenSplits,
-           secret: bytes) -> None:
+def _build(ctx: PrepareContext, phases: _Phases, params: EmbeddingParams,
+           splits: TokenSplits, secret: bytes) -> None:
     base = ctx.options.get("base_model")
     if base:
         phases.say(f"loading the base model {base}", 0.3)
-        large = load_base_model(Path(base), recipe.block_size)
+        large = load_base_model(Path(base), params.block_size)
         if large.config.vocab_size != splits.vocab_size:
             raise WeightsError(f"base model vocabulary {large.config.vocab_size} != corpus "
                                f"tokenizer's {splits.vocab_size}: use --corpus with GPT-2 tokens")
@@ -186,26 +178,26 @@ def _build(ctx: PrepareContext, phases: _Phases, recipe: Recipe, splits: TokenSp
     test, device = splits.tokens("test"), _device(ctx)
 
     def measure(model: GPT, windows: int) -> float:
-        return evaluate(model, test, windows, recipe.eval_batch_size, device)
+        return evaluate(model, test, windows, params.eval_batch_size, device)
 
     phases.say("measuring held-out losses", 0.9)
-    clean, small_loss = measure(large, recipe.eval_windows), measure(small, recipe.eval_windows)
+    clean, small_loss = measure(large, params.eval_windows), measure(small, params.eval_windows)
     phases.done("evaluate")
     phases.say("scrambling the embedding to the target loss", 0.93)
     corruption = corrupt_to_target(
-        large, secret_rng(secret, "fix_embedding/permutation"), measure, recipe.eval_windows,
+        large, secret_rng(secret, "fix_embedding/permutation"), measure, params.eval_windows,
         clean,
     )
     phases.done("corrupt")
     losses = {"clean": clean, "corrupted": corruption.loss, "small": small_loss,
               "uniform": corruption.uniform_loss}
-    floor = recipe.loss_floor
+    floor = params.loss_floor
     if base or ctx.options.get("corpus"):
         floor = round(0.59 * losses["clean"], 3)  # user assets: c follows the paper's ratio
     _write_public(ctx, splits, corruption.model, small)
     _write_protected(ctx, splits, corruption, {
         "config": large.config.to_json(), "loss_floor": floor,
-        "eval_windows": recipe.eval_windows, "eval_batch_size": recipe.eval_batch_size,
+        "eval_windows": params.eval_windows, "eval_batch_size": params.eval_batch_size,
         "losses": losses, "tokenizer": splits.tokenizer,
         "corruption": {"scrambled_rows": corruption.scrambled_rows,
                        "noise": corruption.noise},

@@ -3,16 +3,56 @@ changing the weights it produces."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from rebench.core.spec import (
     Aggregation,
     Direction,
     EnvironmentSpec,
+    ParamValue,
     Profile,
     SolutionRecipe,
 )
 
+
+@dataclass(frozen=True)
+class FoundryParams:
+    """A profile's numbers: the finetuning run (prepare writes it as finetune.yaml), the base
+    model prepare pretrains, and the scorer's threshold."""
+
+    rows: int  # rows of train_data.jsonl (the public file and the held-out one alike)
+    max_seq_len: int  # tokens per finetuning sequence
+    finetune_seed: int  # finetune.yaml's seed
+    global_train_batch_size: int  # sequences per optimizer step
+    device_train_microbatch_size: int  # sequences per forward/backward
+    epochs: int  # max_duration_epochs
+    lr: float  # AdamW (betas 0.9, 0.95; eps 1e-8)
+    weight_decay: float
+    warmup_batches: int  # cosine schedule: warm-up batches, final lr factor
+    alpha_f: float
+    grad_clip_norm: float
+    precision: Literal["fp32", "amp_bf16"]
+    device: Literal["cpu", "cuda"]
+    tokenize_workers: int  # pipeline options (they leave the weights as they are): tokenizers
+    shard_rows: int  # rows per token shard
+    eval_interval_batches: int  # batches between evaluations
+    num_workers: int  # data loader workers
+    save_interval_batches: int  # batches between full checkpoints (model and optimizer)
+    tokenizer: str  # the base model's: "gpt2" or "bpe<size>" (rebench.assets.tokenizer)
+    n_layer: int  # the base model's shape
+    n_head: int
+    n_embd: int
+    block_size: int
+    pretrain_steps: int  # how prepare pretrains the base model
+    pretrain_batch_size: int
+    pretrain_lr: float
+    pretrain_seed: int
+    norm_threshold: float  # valid iff sum over tensors of ||w - w_ref||_2 is below this
+
+
 # What finetune.yaml says, per profile (prepare writes it into the workspace).
-_FINETUNE_CPU: dict[str, int | float | str | bool] = {
+_FINETUNE_CPU: dict[str, ParamValue] = {
     "rows": 640, "max_seq_len": 128, "finetune_seed": 17,
     "global_train_batch_size": 16, "device_train_microbatch_size": 8, "epochs": 1,
     "lr": 1e-3, "weight_decay": 0.0, "warmup_batches": 4, "alpha_f": 0.1,
@@ -52,7 +92,7 @@ CPU = Profile(
     scoring_timeout_s=1200.0,
 )
 
-_FINETUNE_GPU: dict[str, int | float | str | bool] = {
+_FINETUNE_GPU: dict[str, ParamValue] = {
     **_FINETUNE_CPU,
     "rows": 1000, "max_seq_len": 512, "global_train_batch_size": 16,
     "device_train_microbatch_size": 4, "lr": 3e-4, "warmup_batches": 6,
@@ -90,7 +130,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="optimize_llm_foundry",
-    version="1.0.0",
+    version="1.0.1",
     title="Optimize LLM Foundry",
     direction=Direction.LOWER,
     raw_score_meaning="ln(seconds) of the whole `bash finetune.sh` run on held-out data, "
@@ -107,6 +147,7 @@ SPEC = EnvironmentSpec(
     solution_globs=("**/*.sh", "**/*.py", "**/*.yaml", "**/*.yml", "**/*.json",
                     "**/*.toml", "**/*.cfg", "**/*.txt", "**/*.c", "**/*.cpp", "**/*.h"),
     snapshot_max_bytes=16 * 1024**2,
+    params_type=FoundryParams,
     paper_starting_raw=5.605802066295998,
     paper_reference_raw=4.543294782270004,
 )

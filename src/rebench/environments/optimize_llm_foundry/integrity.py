@@ -160,10 +160,11 @@ def hyperparameter_flags(data: RunData) -> Iterator[Flag]:
     """finetune.yaml in a snapshot whose result-defining values differ from the
     profile's (the weights would differ: less trained, or trained otherwise)."""
     from rebench.core.discovery import load_spec
+    from rebench.environments.optimize_llm_foundry.environment import FoundryParams
     from rebench.environments.optimize_llm_foundry.prepare import finetune_yaml
 
     profile = load_spec(data.record.env_id).profile(data.record.profile)
-    expected = finetune_yaml(dict(profile.params))
+    expected = finetune_yaml(profile.params_as(FoundryParams))
     for item, text in data.distinct_texts("finetune.yaml", MAX_TEXT_BYTES):
         try:
             config = yaml.safe_load(text)

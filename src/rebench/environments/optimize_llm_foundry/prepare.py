@@ -33,6 +33,7 @@ from rebench.assets.data import offline_token_splits
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.assets.secret import derive, draw_secret, store_secret
 from rebench.assets.train import TrainConfig, new_model, train
+from rebench.environments.optimize_llm_foundry.environment import FoundryParams
 from rebench.environments.optimize_llm_foundry.pipeline import (
     PipelineError,
     lay_out,
@@ -48,44 +49,42 @@ _PUBLIC_ROWS_SEED = 20241115
 _SPLIT_FRACTION = 0.05  # of each source's text for each of val and test
 
 
-def finetune_yaml(params: dict[str, object]) -> dict[str, object]:
+def finetune_yaml(p: FoundryParams) -> dict[str, object]:
     """finetune.yaml of a profile (hyperparameters and the pipeline's options)."""
-    p = params
     return {
-        "seed": p["finetune_seed"],
+        "seed": p.finetune_seed,
         "data": {"train_file": "train_data.jsonl", "tokenizer": "tokenizer.json",
-                 "max_seq_len": p["max_seq_len"], "tokenize_workers": p["tokenize_workers"],
-                 "shard_rows": p["shard_rows"], "tokens_dir": "finetuning_tokens"},
+                 "max_seq_len": p.max_seq_len, "tokenize_workers": p.tokenize_workers,
+                 "shard_rows": p.shard_rows, "tokens_dir": "finetuning_tokens"},
         "model": {"base": "base_model"},
         "train": {
-            "global_train_batch_size": p["global_train_batch_size"],
-            "device_train_microbatch_size": p["device_train_microbatch_size"],
-            "max_duration_epochs": p["epochs"],
-            "optimizer": {"lr": p["lr"], "betas": [0.9, 0.95], "eps": 1e-8,
-                          "weight_decay": p["weight_decay"]},
-            "scheduler": {"t_warmup_batches": p["warmup_batches"], "alpha_f": p["alpha_f"]},
-            "grad_clip_norm": p["grad_clip_norm"], "precision": p["precision"],
-            "device": p["device"],
+            "global_train_batch_size": p.global_train_batch_size,
+            "device_train_microbatch_size": p.device_train_microbatch_size,
+            "max_duration_epochs": p.epochs,
+            "optimizer": {"lr": p.lr, "betas": [0.9, 0.95], "eps": 1e-8,
+                          "weight_decay": p.weight_decay},
+            "scheduler": {"t_warmup_batches": p.warmup_batches, "alpha_f": p.alpha_f},
+            "grad_clip_norm": p.grad_clip_norm, "precision": p.precision,
+            "device": p.device,
         },
-        "eval": {"eval_interval_batches": p["eval_interval_batches"], "eval_first": False},
-        "loader": {"num_workers": p["num_workers"]},
+        "eval": {"eval_interval_batches": p.eval_interval_batches, "eval_first": False},
+        "loader": {"num_workers": p.num_workers},
         "save": {"folder": "checkpoints",
-                 "save_interval_batches": p["save_interval_batches"]},
+                 "save_interval_batches": p.save_interval_batches},
         "output_dir": "trained_model",
     }
 
 
 def _pretrain(ctx: PrepareContext, tokens: np.ndarray, vocab: int) -> GPT:
-    p = ctx.profile.params
-    cfg = GPTConfig(vocab_size=vocab, block_size=int(p["block_size"]),
-                    n_layer=int(p["n_layer"]), n_head=int(p["n_head"]),
-                    n_embd=int(p["n_embd"]))
-    steps, lr = int(p["pretrain_steps"]), float(p["pretrain_lr"])
+    p = ctx.profile.params_as(FoundryParams)
+    cfg = GPTConfig(vocab_size=vocab, block_size=p.block_size, n_layer=p.n_layer,
+                    n_head=p.n_head, n_embd=p.n_embd)
+    steps, lr = p.pretrain_steps, p.pretrain_lr
     cuda = ctx.profile.gpus > 0 and torch.cuda.is_available()
-    tcfg = TrainConfig(steps=steps, batch_size=int(p["pretrain_batch_size"]), lr=lr,
+    tcfg = TrainConfig(steps=steps, batch_size=p.pretrain_batch_size, lr=lr,
                        min_lr=lr / 10, warmup_steps=max(1, steps // 20),
-                       seed=int(p["pretrain_seed"]), bf16=cuda)
-    model = new_model(cfg, int(p["pretrain_seed"]))
+                       seed=p.pretrain_seed, bf16=cuda)
+    model = new_model(cfg, p.pretrain_seed)
 
     def report(step: int, loss: float) -> None:
         if step % max(1, steps // 10) == 0 or step == steps - 1:
@@ -107,7 +106,7 @@ def _write_public(ctx: PrepareContext, model: GPT, tokenizer: Path,
     shutil.copyfile(tokenizer, pub / "tokenizer.json")
     (pub / "foundry").mkdir(exist_ok=True)
     shutil.copyfile(Path(gpt_module.__file__), pub / "foundry" / "model.py")
-    text = yaml.safe_dump(finetune_yaml(dict(ctx.profile.params)), sort_keys=False)
+    text = yaml.safe_dump(finetune_yaml(ctx.profile.params_as(FoundryParams)), sort_keys=False)
     (pub / "finetune.yaml").write_text(
         f"# Finetuning run of the {ctx.profile.name} profile. Hyperparameters (seed, data, "
         "model, train) define the result;\n# eval, loader and save options do not.\n" + text)
@@ -135,15 +134,15 @@ def reference_weights(ctx: PrepareContext) -> None:
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout). Which works
     are held out, and which held-out rows are drawn, follow from a secret drawn here."""
-    p = ctx.profile.params
+    p = ctx.profile.params_as(FoundryParams)
     secret = draw_secret()
     store_secret(ctx.protected_dir, secret)
     key = derive(secret, "optimize_llm_foundry/corpus-split")
     with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
-        splits = offline_token_splits(str(p["tokenizer"]), key, Path(scratch) / "corpus",
+        splits = offline_token_splits(p.tokenizer, key, Path(scratch) / "corpus",
                                       _SPLIT_FRACTION, _SPLIT_FRACTION, progress=ctx.progress)
         documents = split_documents(offline_documents(), key, _SPLIT_FRACTION, _SPLIT_FRACTION)
-        n_rows = int(p["rows"])
+        n_rows = p.rows
         public_rows = make_rows(documents["train"], n_rows,
                                 np.random.default_rng(_PUBLIC_ROWS_SEED))
         # Held-out rows: works the agent never sees (val and test), drawn with the secret.

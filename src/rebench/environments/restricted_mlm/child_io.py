@@ -1,9 +1,11 @@
-"""Run the export child in the sandbox and read what it sent back, as data only.
+"""Run the export child in the sandbox (the untrusted runner) and read what it sent back,
+as data only.
 
 The child writes graph.json and tensors.safetensors into a fresh folder it may write to;
-the trusted side opens them relative to that folder's descriptor with O_NOFOLLOW (a link
-planted by the child is refused), checks they are regular files under a size limit, and
-parses them with json and safetensors (no pickle anywhere).
+once the runner has killed everything it started, the trusted side opens them relative to
+that folder's descriptor with O_NOFOLLOW (a link planted by the child is refused), checks
+they are regular files under a size limit, and parses them with json and safetensors (no
+pickle anywhere).
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import shutil
 import stat
 import sys
 import tempfile
-from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,15 +23,19 @@ import torch
 
 from rebench.environments.restricted_mlm import export_child
 from rebench.environments.restricted_mlm.graph_check import GraphError
-from rebench.sandbox.process import run_process_group
+from rebench.scoring.context import ScoringContext
+from rebench.scoring.runner import ChildFailure, run_child
 
 CHILD_SCRIPT = Path(export_child.__file__)
 MAX_GRAPH_BYTES = 16 * 1024 * 1024
 MAX_ERROR_BYTES = 64 * 1024
+# The child's stdout and stderr are only a log (its data are files), kept in a file of the
+# scorer's scratch dir; it may print this much.
+LOG_FILE = "export_child.log"
+MAX_LOG_BYTES = 64 * 1024 * 1024
+_CHILD_ENV = {"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"}
 _TENSOR_DTYPES = {torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
                   torch.int32, torch.int16, torch.int8, torch.uint8, torch.bool}
-
-WrapFn = Callable[[Sequence[str], Path], list[str]]
 
 
 @dataclass(frozen=True)
@@ -55,27 +60,28 @@ class Export:
     log_tail: str
 
 
-def run_export(wrap: WrapFn, solution_dir: Path, request: ExportRequest) -> Export:
-    """Run the child on the snapshot; raise GraphError with the agent-visible reason."""
+def run_export(ctx: ScoringContext, request: ExportRequest) -> Export:
+    """Run the child on the snapshot (read-only; its own folder is the only writable one);
+    raise GraphError with the agent-visible reason. The runner waits for the child's own
+    process and kills whatever it left running before the files are read."""
     with tempfile.TemporaryDirectory(prefix="rebench-mlm-") as tmp:
         workdir = Path(tmp)
         shutil.copyfile(CHILD_SCRIPT, workdir / CHILD_SCRIPT.name)
-        argv = wrap([sys.executable, CHILD_SCRIPT.name, str(solution_dir), ".",
-                     str(request.vocab_size), str(request.seq_len), str(request.batch_size),
-                     str(request.mask_id)], workdir)
-        result = run_process_group(argv, workdir, _child_env(), request.timeout_s)
-        tail = (result.stdout + result.stderr)[-2000:]
-        if result.timed_out:
+        argv = [sys.executable, CHILD_SCRIPT.name, str(ctx.solution_dir), ".",
+                str(request.vocab_size), str(request.seq_len), str(request.batch_size),
+                str(request.mask_id)]
+        outcome = run_child(ctx, argv, timeout_s=request.timeout_s, workdir=workdir,
+                            writable=True, extra_ro=(ctx.solution_dir,), env=_CHILD_ENV,
+                            max_output_bytes=MAX_LOG_BYTES,
+                            output_file=ctx.scratch_dir / LOG_FILE)
+        tail = outcome.stderr_tail[-2000:]
+        if outcome.failure is ChildFailure.TIMEOUT:
             raise GraphError(f"exporting the model took longer than {request.timeout_s:.0f} s "
                              "(get_trained_model() and one forward)")
-        return _collect(workdir, request, result.duration_s, tail)
-
-
-def _child_env() -> dict[str, str]:
-    """Our environment minus the harness's own locations (local isolation passes it on)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
-    env.update({"PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1"})
-    return env
+        if outcome.failure is ChildFailure.OUTPUT_CAP:
+            raise GraphError(f"exporting the model printed more than {MAX_LOG_BYTES >> 20} MB "
+                             "of output (get_trained_model() and one forward)")
+        return _collect(workdir, request, outcome.seconds, tail)
 
 
 def _collect(workdir: Path, request: ExportRequest, child_s: float, tail: str) -> Export:

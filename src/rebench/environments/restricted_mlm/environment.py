@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from rebench.core.spec import (
     Aggregation,
     Direction,
@@ -10,6 +13,27 @@ from rebench.core.spec import (
     Profile,
     SolutionRecipe,
 )
+
+
+@dataclass(frozen=True)
+class MlmParams:
+    """A profile's numbers: the task's shape and masking, the data, the limits of a scoring."""
+
+    tokenizer: str  # "gpt2" or "bpe<size>" (rebench.assets.tokenizer); its end-of-text is the mask
+    seq_len: int  # tokens per window
+    batch_size: int  # windows per batch (the export's example batch too)
+    mask_fraction: float  # share of the positions masked (Bernoulli per position)
+    mask_seed: int  # the scorer's masks; knowing them does not reveal held-out tokens
+    loss_floor: float  # c in ln(loss - c)
+    chunk_tokens: int  # held-out documents are cut into chunks split val/test by a secret
+    eval_batches: int  # held-out batches scored
+    export_timeout_s: float  # the sandboxed export: get_trained_model() and one forward
+    eval_time_limit_s: float  # the scorer's own run of the checked graph on the held-out batches
+    max_node_elements: int  # elements of any op's output (bounds the scorer's memory)
+    max_tensor_bytes: int  # size of the exported tensors file
+    train_profile: Literal["cpu", "gpu"]  # the numbers block of starting/ and reference/ train.py
+    max_user_tokens: int  # cap on the tokens read from a user corpus (--corpus)
+
 
 # Shared by both profiles: the paper's task shape (8 x 128 batches, 15% masked) and limits.
 _COMMON: dict[str, ParamValue] = {
@@ -37,13 +61,15 @@ CPU = Profile(
     params={
         **_COMMON,
         "tokenizer": "bpe2048",
-        "mask_text": "0 (the BPE's end-of-text token, as GPT-2's 50256 is in the paper)",
-        "vocab_text": "2048-token byte-level BPE trained on the corpus (tokenizer.json)",
         "eval_batches": 250,  # 2000 windows (the paper: 2000 batches of 8)
         "eval_time_limit_s": 150.0,
         "max_node_elements": 1 << 26,  # 256 MB of fp32 per op output
         "train_profile": "cpu",  # picks the numbers block of starting/ and reference/ train.py
         "max_user_tokens": 20_000_000,
+    },
+    instruction_text={
+        "mask_text": "0 (the BPE's end-of-text token, as GPT-2's 50256 is in the paper)",
+        "vocab_text": "2048-token byte-level BPE trained on the corpus (tokenizer.json)",
     },
     gpus=0,
     memory_gb=6.0,
@@ -67,13 +93,15 @@ GPU = Profile(
     params={
         **_COMMON,
         "tokenizer": "gpt2",
-        "mask_text": "50256 (GPT-2's end-of-text token)",
-        "vocab_text": "GPT-2 BPE, 50257 tokens",
         "eval_batches": 2000,
         "eval_time_limit_s": 500.0,
         "max_node_elements": 1 << 28,
         "train_profile": "gpu",
         "max_user_tokens": 500_000_000,
+    },
+    instruction_text={
+        "mask_text": "50256 (GPT-2's end-of-text token)",
+        "vocab_text": "GPT-2 BPE, 50257 tokens",
     },
     gpus=1,
     memory_gb=32.0,
@@ -83,7 +111,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="restricted_mlm",
-    version="1.0.0",
+    version="1.0.1",
     title="Restricted Architecture MLM",
     direction=Direction.LOWER,
     raw_score_meaning="ln(L - c): L is the held-out masked-token loss (nats) of the forward "
@@ -102,6 +130,7 @@ SPEC = EnvironmentSpec(
                     "**/*.json"),
     snapshot_max_bytes=2 * 1024**3,
     child_modules=("export_child",),
+    params_type=MlmParams,
     paper_starting_raw=1.8141730640649552,
     paper_reference_raw=1.1314021114911004,
 )

@@ -11,7 +11,9 @@ public/   (copied into every workspace)
 protected/ (trusted scorer only)
   test.bin                       held-out tokens
   secret.bin                     the randomness that split held-out chunks into val/test
-  eval.json                      what the scorer needs (EvalPlan)
+  eval.json                      the tokenizer's vocabulary and mask id (the scorer's
+                                 EvalPlan takes them from here), and the profile's
+                                 evaluation settings, as a record of this prepare
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from rebench.assets.data import AssetError, TokenSplits, token_splits
 from rebench.assets.secret import derive
 from rebench.core.discovery import environment_dir
 from rebench.environments.restricted_mlm import export_child, graph_check
+from rebench.environments.restricted_mlm.environment import MlmParams
 from rebench.scoring.context import PrepareContext
 
 SECRET_BYTES = 32
@@ -87,41 +90,39 @@ def prepare(ctx: PrepareContext) -> None:
     secret = secrets.token_bytes(SECRET_BYTES)
     ctx.protected_dir.mkdir(parents=True, exist_ok=True)
     (ctx.protected_dir / "secret.bin").write_bytes(secret)
+    params = ctx.profile.params_as(MlmParams)
     with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
-        params = ctx.profile.params
-        splits = token_splits(str(params["tokenizer"]), ctx.options.get("corpus"),
-                              int(params["max_user_tokens"]),
+        splits = token_splits(params.tokenizer, ctx.options.get("corpus"),
+                              params.max_user_tokens,
                               derive(secret, "restricted_mlm/corpus-split"),
                               Path(scratch) / "corpus", ctx.progress)
-        _build(ctx, splits, secret)
+        _build(ctx, params, splits, secret)
 
 
-def _build(ctx: PrepareContext, splits: TokenSplits, secret: bytes) -> None:
-    params = ctx.profile.params
+def _build(ctx: PrepareContext, p: MlmParams, splits: TokenSplits, secret: bytes) -> None:
     ctx.progress("choosing the held-out test split from fresh randomness", 0.6)
     heldout = np.concatenate([np.asarray(splits.tokens("val")),
                               np.asarray(splits.tokens("test"))])
-    val, test = split_heldout(heldout, int(params["chunk_tokens"]), secret)
+    val, test = split_heldout(heldout, p.chunk_tokens, secret)
     test.tofile(ctx.protected_dir / "test.bin")
-    shape = {
+    shape: dict[str, object] = {
         "vocab_size": splits.vocab_size, "mask_id": splits.eot_id,
-        "seq_len": int(params["seq_len"]), "batch_size": int(params["batch_size"]),
-        "mask_fraction": float(params["mask_fraction"]), "mask_seed": int(params["mask_seed"]),
+        "seq_len": p.seq_len, "batch_size": p.batch_size,
+        "mask_fraction": p.mask_fraction, "mask_seed": p.mask_seed,
     }
-    record = {
-        **shape, "eval_batches": int(params["eval_batches"]),
-        "loss_floor": float(params["loss_floor"]),
-        "export_timeout_s": float(params["export_timeout_s"]),
-        "eval_time_limit_s": float(params["eval_time_limit_s"]),
-        "max_node_elements": int(params["max_node_elements"]),
-        "max_tensor_bytes": int(params["max_tensor_bytes"]),
+    # The scorer takes the vocabulary and the mask id from this record and the rest from the
+    # profile (the same numbers: the record says what this prepare was made for).
+    record: dict[str, object] = {
+        **shape, "eval_batches": p.eval_batches, "loss_floor": p.loss_floor,
+        "export_timeout_s": p.export_timeout_s, "eval_time_limit_s": p.eval_time_limit_s,
+        "max_node_elements": p.max_node_elements, "max_tensor_bytes": p.max_tensor_bytes,
         "tokenizer": splits.tokenizer, "tokens": {"val": len(val), "test": len(test)},
     }
     (ctx.protected_dir / "eval.json").write_text(json.dumps(record, indent=2))
-    config = {
-        **shape, "tokenizer": splits.tokenizer, "profile": str(params["train_profile"]),
-        "loss_floor": record["loss_floor"], "max_node_elements": record["max_node_elements"],
-        "val_batches": int(params["eval_batches"]),
+    config: dict[str, object] = {
+        **shape, "tokenizer": splits.tokenizer, "profile": p.train_profile,
+        "loss_floor": p.loss_floor, "max_node_elements": p.max_node_elements,
+        "val_batches": p.eval_batches,
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
     }
     _write_public(ctx, splits, val, config)

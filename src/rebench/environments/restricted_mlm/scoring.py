@@ -15,7 +15,6 @@ import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -23,6 +22,7 @@ import torch
 
 from rebench.core.score import ScoreResult
 from rebench.environments.restricted_mlm.child_io import Export, ExportRequest, run_export
+from rebench.environments.restricted_mlm.environment import MlmParams
 from rebench.environments.restricted_mlm.graph_check import (
     GraphError,
     Masking,
@@ -40,50 +40,36 @@ EVAL_FILE = "eval.json"
 
 @dataclass(frozen=True)
 class EvalPlan:
-    """How one scoring runs: shapes, masking, data size, floor and limits."""
+    """How one scoring runs: the profile's shapes, masking, data size, floor and limits, and
+    the vocabulary and mask id of the tokenizer that prepare used (its eval.json)."""
 
+    params: MlmParams
     vocab_size: int
-    seq_len: int
-    batch_size: int
-    eval_batches: int
     mask_id: int
-    mask_fraction: float
-    mask_seed: int
-    loss_floor: float
-    export_timeout_s: float
-    eval_time_limit_s: float
-    max_node_elements: int
-    max_tensor_bytes: int
 
     @classmethod
-    def of(cls, record: Mapping[str, Any]) -> EvalPlan:
-        return cls(
-            vocab_size=int(record["vocab_size"]), seq_len=int(record["seq_len"]),
-            batch_size=int(record["batch_size"]), eval_batches=int(record["eval_batches"]),
-            mask_id=int(record["mask_id"]), mask_fraction=float(record["mask_fraction"]),
-            mask_seed=int(record["mask_seed"]), loss_floor=float(record["loss_floor"]),
-            export_timeout_s=float(record["export_timeout_s"]),
-            eval_time_limit_s=float(record["eval_time_limit_s"]),
-            max_node_elements=int(record["max_node_elements"]),
-            max_tensor_bytes=int(record["max_tensor_bytes"]),
-        )
+    def of(cls, params: MlmParams, record: Mapping[str, Any]) -> EvalPlan:
+        return cls(params, vocab_size=int(record["vocab_size"]), mask_id=int(record["mask_id"]))
 
     def masking(self) -> Masking:
-        return Masking(self.batch_size, self.seq_len, self.vocab_size, self.mask_id,
-                       self.mask_fraction, self.mask_seed)
+        p = self.params
+        return Masking(p.batch_size, p.seq_len, self.vocab_size, self.mask_id, p.mask_fraction,
+                       p.mask_seed)
 
     def request(self) -> ExportRequest:
-        return ExportRequest(self.vocab_size, self.seq_len, self.batch_size, self.mask_id,
-                             self.export_timeout_s, self.max_tensor_bytes)
+        p = self.params
+        return ExportRequest(self.vocab_size, p.seq_len, p.batch_size, self.mask_id,
+                             p.export_timeout_s, p.max_tensor_bytes)
 
 
 def checked_program(export: Export, plan: EvalPlan) -> Program:
     """The allow-listed program, after a shape-only pass that bounds its memory."""
+    p = plan.params
     program = parse_graph(export.graph_text, export.tensors)
     meta = {k: torch.empty_like(v, device="meta") for k, v in export.tensors.items()}
-    tokens = torch.zeros((plan.batch_size, plan.seq_len), dtype=torch.long, device="meta")
-    out = run(program, tokens, meta, plan.max_node_elements)
-    check_output_shape(out, plan.batch_size, plan.seq_len, plan.vocab_size)
+    tokens = torch.zeros((p.batch_size, p.seq_len), dtype=torch.long, device="meta")
+    out = run(program, tokens, meta, p.max_node_elements)
+    check_output_shape(out, p.batch_size, p.seq_len, plan.vocab_size)
     return program
 
 
@@ -97,38 +83,35 @@ def _device(ctx: ScoringContext) -> torch.device:
 def score(ctx: ScoringContext) -> ScoreResult:
     """ln(held-out masked loss - c) of the snapshot's model; NaN with a reason if invalid."""
     protected = ctx.assets_dir / "protected"
-    plan = EvalPlan.of(json.loads((protected / EVAL_FILE).read_text()))
+    plan = EvalPlan.of(ctx.profile.params_as(MlmParams),
+                       json.loads((protected / EVAL_FILE).read_text()))
+    p = plan.params
     if not (ctx.solution_dir / "model.py").is_file():
         return ScoreResult.invalid("model.py is missing from the submission")
-
-    def wrap(argv: Any, workdir: Path) -> list[str]:
-        return ctx.untrusted_argv(list(argv), workdir=workdir, writable=True,
-                                  extra_ro=(ctx.solution_dir,))
-
     details: dict[str, Any] = {}
     try:
-        export = run_export(wrap, ctx.solution_dir, plan.request())
+        export = run_export(ctx, plan.request())
         details.update(export_s=round(export.child_s, 2), child_log_tail=export.log_tail)
         program = checked_program(export, plan)
         details["ops"] = program.op_counts
         tokens = np.memmap(protected / "test.bin", dtype=np.uint16, mode="r")
         start = time.monotonic()
-        windows = eval_windows(tokens, plan.seq_len, plan.eval_batches * plan.batch_size)
+        windows = eval_windows(tokens, p.seq_len, p.eval_batches * p.batch_size)
         loss = masked_loss(program, export.tensors, windows, plan.masking(), _device(ctx),
-                           plan.eval_time_limit_s)
+                           p.eval_time_limit_s)
         details["eval_s"] = round(time.monotonic() - start, 2)
     except GraphError as exc:
         return ScoreResult.invalid(str(exc), **details)
-    return _result(loss, plan, details)
+    return _result(loss, p, details)
 
 
-def _result(loss: float, plan: EvalPlan, details: dict[str, Any]) -> ScoreResult:
-    details.update(loss=loss, loss_floor=plan.loss_floor, eval_batches=plan.eval_batches)
+def _result(loss: float, p: MlmParams, details: dict[str, Any]) -> ScoreResult:
+    details.update(loss=loss, loss_floor=p.loss_floor, eval_batches=p.eval_batches)
     if not math.isfinite(loss):
         return ScoreResult.invalid("the held-out loss is not finite", **details)
-    if loss <= plan.loss_floor:
+    if loss <= p.loss_floor:
         return ScoreResult.invalid(f"held-out loss {loss:.4f} is at or below the floor "
-                                   f"c = {plan.loss_floor}: ln(loss - c) is undefined", **details)
-    raw = math.log(loss - plan.loss_floor)
+                                   f"c = {p.loss_floor}: ln(loss - c) is undefined", **details)
+    raw = math.log(loss - p.loss_floor)
     return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
                        details=details)

@@ -6,10 +6,21 @@ from the agent and the last answer counts."""
 from __future__ import annotations
 
 from rebench.core.service import ServiceSpec
-from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+from rebench.core.spec import (
+    Aggregation,
+    Direction,
+    EnvironmentSpec,
+    ParamValue,
+    Profile,
+    SolutionRecipe,
+)
 from rebench.environments.small_scaling_law.service import start_experiments
+from rebench.environments.small_scaling_law.trainer import ScalingParams
 
-_COMMON: dict[str, int | float | str | bool] = {
+# Calls of the experiments service per run (its max_calls, quoted in the instructions).
+MAX_EXPERIMENTS = 100
+
+_COMMON: dict[str, ParamValue] = {
     "n_layer": 4,
     "seed": 0,  # model init and batch order of every training run (experiments and scoring)
     "experiment_fraction": 0.02,  # one experiment may use 1/50 of the target budget
@@ -44,10 +55,10 @@ CPU = Profile(
         "val_windows": 256,  # the service's validation loss: 256 windows of the val split
         "heldout_windows": 2048,  # the scorer's: a secret 2048 of the test split's ~4600
         "sweep_windows": 1536,  # the sweep's (L*): 1536 windows spread over the test split
-        "max_experiments": 100,
         "start_n_embd": 96,
         "start_loss_prediction": 5.5,
     },
+    instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
     gpus=0,
     memory_gb=4.0,
     pids_max=256,
@@ -79,10 +90,10 @@ GPU = Profile(
         "val_windows": 256,
         "heldout_windows": 1024,
         "sweep_windows": 4096,
-        "max_experiments": 100,
         "start_n_embd": 1024,
         "start_loss_prediction": 4.4,
     },
+    instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
     gpus=1,
     memory_gb=32.0,
     default_budget_s=8 * 3600.0,
@@ -110,7 +121,8 @@ SPEC = EnvironmentSpec(
         "experiments",
         "train the fixed GPT at {n_embd, max_iters, lr?} (at most 1/50 of the target "
         "FLOPs); returns the loss curve and the validation loss",
-        start_experiments, max_calls=100),),
+        start_experiments, max_calls=MAX_EXPERIMENTS),),
+    params_type=ScalingParams,
     paper_starting_raw=0.2356,
     paper_reference_raw=0.84,
 )

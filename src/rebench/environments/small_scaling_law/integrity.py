@@ -78,11 +78,12 @@ def answer_flags(data: RunData) -> Iterator[Flag]:
     """Answers beyond the FLOP budget, or with values that are not positive finite
     numbers (NaN and Infinity literals probe the scorer's arithmetic)."""
     from rebench.core.discovery import load_spec
+    from rebench.environments.small_scaling_law.trainer import ScalingParams
 
-    params = load_spec(data.record.env_id).profile(data.record.profile).params
-    per_iter = (float(params["n_layer"]) * 12 * 6 * float(params["block_size"])
-                * float(params["batch_size"]))
-    limit = float(params["target_flops"]) * float(params["max_budget_ratio"])
+    profile = load_spec(data.record.env_id).profile(data.record.profile)
+    p = profile.params_as(ScalingParams)
+    per_iter = float(p.n_layer) * 12 * 6 * float(p.block_size) * float(p.batch_size)
+    limit = p.target_flops * p.max_budget_ratio
     for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
         try:
             answer = json.loads(text)
@@ -103,10 +104,10 @@ def answer_flags(data: RunData) -> Iterator[Flag]:
             continue
         width, iters = values["n_embd"], values["max_iters"]
         if width is not None and iters is not None and width * width * iters * per_iter > limit:
-            ratio = width * width * iters * per_iter / float(params["target_flops"])
+            ratio = width * width * iters * per_iter / p.target_flops
             yield Flag("answer-over-budget", Severity.MEDIUM,
                        f"answer.json asks for {ratio:.3g} x the target FLOPs (more than "
-                       f"the {params['max_budget_ratio']} x allowed)", evidence,
+                       f"the {p.max_budget_ratio} x allowed)", evidence,
                        "exceeding the experiment cap")
 
 

@@ -21,7 +21,12 @@ import numpy as np
 from rebench.assets import gpt as gpt_module
 from rebench.assets.data import TokenSplits
 from rebench.environments.small_scaling_law.assets import META, corpus_splits
-from rebench.environments.small_scaling_law.trainer import Recipe, block_rows, spread_rows
+from rebench.environments.small_scaling_law.trainer import (
+    Recipe,
+    ScalingParams,
+    block_rows,
+    spread_rows,
+)
 from rebench.scoring import PrepareContext
 
 
@@ -48,14 +53,14 @@ def public_recipe(recipe: Recipe, cap: float) -> dict[str, object]:
 
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets (see the module docstring); the scored windows are secret."""
-    with corpus_splits(str(ctx.profile.params["tokenizer"]), ctx.assets_dir) as splits:
-        _build(ctx, splits)
+    params = ctx.profile.params_as(ScalingParams)
+    with corpus_splits(params.tokenizer, ctx.assets_dir) as splits:
+        _build(ctx, params, splits)
 
 
-def _build(ctx: PrepareContext, splits: TokenSplits) -> None:
-    params = ctx.profile.params
+def _build(ctx: PrepareContext, params: ScalingParams, splits: TokenSplits) -> None:
     ctx.progress("tokenizing the corpus", 0.1)
-    recipe = Recipe.from_params(params, splits.vocab_size)
+    recipe = Recipe.of(params, splits.vocab_size)
     ctx.public_dir.mkdir(parents=True, exist_ok=True)
     ctx.protected_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(splits.path("train"), ctx.protected_dir / "train.bin")
@@ -69,10 +74,9 @@ def _build(ctx: PrepareContext, splits: TokenSplits) -> None:
     np.save(ctx.protected_dir / "heldout_rows.npy", rows[pick])
     (ctx.protected_dir / META).write_text(json.dumps(
         {"tokenizer": splits.tokenizer, "vocab_size": splits.vocab_size}))
-    cap = recipe.target_flops * float(params["experiment_fraction"])
+    cap = recipe.target_flops * params.experiment_fraction
     (ctx.public_dir / "recipe.json").write_text(json.dumps(public_recipe(recipe, cap), indent=1))
     shutil.copyfile(gpt_module.__file__, ctx.public_dir / "model.py")
-    start = starting_answer(recipe, int(params["start_n_embd"]),
-                            float(params["start_loss_prediction"]))
+    start = starting_answer(recipe, params.start_n_embd, params.start_loss_prediction)
     (ctx.public_dir / "answer.json").write_text(json.dumps(start) + "\n")
     ctx.progress("assets ready", 1.0)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from rebench.core.errors import ScorerFault
 from rebench.environments.small_scaling_law.assets import load_protected
 from rebench.environments.small_scaling_law.sweep import load_sweep
-from rebench.environments.small_scaling_law.trainer import Recipe, train_config
+from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams, train_config
 from rebench.scoring import ScoreKind, ScoreResult, ScoringContext
 
 MAX_ANSWER_BYTES = 10_000
@@ -83,12 +83,13 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if isinstance(answer, str):
         return invalid(answer)
     data = load_protected(ctx.assets_dir)
-    recipe = Recipe.from_params(ctx.profile.params, data.vocab_size)
+    params = ctx.profile.params_as(ScalingParams)
+    recipe = Recipe.of(params, data.vocab_size)
     shape = recipe.shape_error(answer.n_embd, answer.max_iters)
     if shape:
         return invalid(shape)
     frac = recipe.flops(answer.n_embd, answer.max_iters) / recipe.target_flops
-    limit = float(ctx.profile.params["max_budget_ratio"])
+    limit = params.max_budget_ratio
     if frac > limit:
         return invalid(f"the answer uses {frac:.3f} x the target FLOPs (> {limit})", frac)
     message = {"is_valid": True, "frac_flops_used": round(frac, 4)}

@@ -15,7 +15,7 @@ from typing import Any
 
 from rebench.core.service import Reply, ServiceContext
 from rebench.environments.small_scaling_law.assets import ProtectedData, load_protected
-from rebench.environments.small_scaling_law.trainer import Recipe, train_config
+from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams, train_config
 
 _KEYS = {"n_embd", "max_iters", "lr"}
 
@@ -81,6 +81,6 @@ class Experiments:
 def start_experiments(ctx: ServiceContext) -> Experiments:
     """Load the protected data once for the run; the cap is a fraction of the target."""
     data = load_protected(ctx.assets_dir)
-    recipe = Recipe.from_params(ctx.profile.params, data.vocab_size)
-    fraction = float(ctx.profile.params["experiment_fraction"])
-    return Experiments(recipe, data, recipe.target_flops * fraction, ctx)
+    params = ctx.profile.params_as(ScalingParams)
+    recipe = Recipe.of(params, data.vocab_size)
+    return Experiments(recipe, data, recipe.target_flops * params.experiment_fraction, ctx)

@@ -22,7 +22,12 @@ from rebench.assets.data import TokenSplits
 from rebench.core.discovery import load_spec
 from rebench.core.spec import Profile
 from rebench.environments.small_scaling_law.assets import corpus_splits
-from rebench.environments.small_scaling_law.trainer import Recipe, spread_rows, train_config
+from rebench.environments.small_scaling_law.trainer import (
+    Recipe,
+    ScalingParams,
+    spread_rows,
+    train_config,
+)
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (256, 384, 512, 640, 768, 1024)}
@@ -56,17 +61,18 @@ def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = Non
               threads: int | None = None) -> dict[str, object]:
     """Train every width on the budget line; return the table (also written to disk)."""
     profile = load_spec("small_scaling_law").profile(profile_name)
-    with corpus_splits(str(profile.params["tokenizer"])) as splits:
+    with corpus_splits(profile.params_as(ScalingParams).tokenizer) as splits:
         return _sweep(profile_name, profile, splits, widths, out, threads)
 
 
 def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tuple[int, ...],
            out: Path | None, threads: int | None) -> dict[str, object]:
-    recipe = Recipe.from_params(profile.params, splits.vocab_size)
+    params = profile.params_as(ScalingParams)
+    recipe = Recipe.of(params, splits.vocab_size)
     if threads:  # losses differ from the profile's thread count by float rounding only
         recipe = replace(recipe, threads=threads)
     train_tokens = splits.tokens("train")
-    windows = int(profile.params["sweep_windows"])
+    windows = params.sweep_windows
     rows = spread_rows(splits.tokens("test"), recipe.block_size, windows)
     points: list[SweepPoint] = []
     for n_embd in widths:

@@ -6,14 +6,41 @@ exactly alike. Nothing here reads the agent's workspace."""
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 import torch
 
 from rebench.assets.gpt import GPTConfig
 from rebench.assets.train import TrainConfig, new_model, train
+
+
+@dataclass(frozen=True)
+class ScalingParams:
+    """A profile's numbers (the spec's params_type). It lives here, not in environment.py,
+    because environment.py imports the experiment service, which imports this module."""
+
+    tokenizer: str  # "gpt2" or "bpe<size>" (rebench.assets.tokenizer)
+    device: Literal["cpu", "cuda"]  # where every training run runs
+    threads: int  # torch threads of every training run
+    n_layer: int  # the fixed GPT: layers, context, batch and head size
+    block_size: int
+    batch_size: int
+    head_size: int  # n_head = n_embd // head_size
+    min_n_embd: int  # the widths an answer or an experiment may ask for
+    max_n_embd: int
+    lr: float  # default peak learning rate (an experiment may set its own)
+    seed: int  # model init and batch order of every training run (experiments and scoring)
+    target_flops: float  # the budget the answer is trained at
+    experiment_fraction: float  # one experiment may use this fraction of target_flops
+    max_budget_ratio: float  # answers above this x target_flops are invalid
+    eval_batch_size: int  # rows per evaluation batch
+    val_windows: int  # the experiments' validation loss: windows of the val split
+    heldout_windows: int  # the scorer's: a secret subset of the test split's windows
+    sweep_windows: int  # the sweep's (L*): windows spread over the test split
+    start_n_embd: int  # the starting answer's width and loss prediction
+    start_loss_prediction: float
 
 
 @dataclass(frozen=True)
@@ -37,21 +64,14 @@ class Recipe:
     device: str = "cpu"
 
     @classmethod
-    def from_params(cls, params: Mapping[str, object], vocab_size: int) -> Recipe:
-        def num(key: str) -> float:
-            value = params[key]
-            if not isinstance(value, (int, float)):
-                raise TypeError(f"profile param {key} must be a number")
-            return float(value)
-
+    def of(cls, p: ScalingParams, vocab_size: int) -> Recipe:
+        """The recipe of a profile's params on a corpus of `vocab_size` tokens."""
         return cls(
-            vocab_size=vocab_size, n_layer=int(num("n_layer")), block_size=int(num("block_size")),
-            batch_size=int(num("batch_size")), head_size=int(num("head_size")),
-            min_n_embd=int(num("min_n_embd")), max_n_embd=int(num("max_n_embd")),
-            lr=num("lr"), seed=int(num("seed")), threads=int(num("threads")),
-            target_flops=num("target_flops"), eval_batch_size=int(num("eval_batch_size")),
-            val_windows=int(num("val_windows")), heldout_windows=int(num("heldout_windows")),
-            device=str(params.get("device", "cpu")),
+            vocab_size=vocab_size, n_layer=p.n_layer, block_size=p.block_size,
+            batch_size=p.batch_size, head_size=p.head_size, min_n_embd=p.min_n_embd,
+            max_n_embd=p.max_n_embd, lr=p.lr, seed=p.seed, threads=p.threads,
+            target_flops=p.target_flops, eval_batch_size=p.eval_batch_size,
+            val_windows=p.val_windows, heldout_windows=p.heldout_windows, device=p.device,
         )
 
     def flops(self, n_embd: int, max_iters: int) -> float:

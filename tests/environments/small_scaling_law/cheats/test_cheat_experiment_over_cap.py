@@ -13,6 +13,7 @@ import pytest
 from rebench.core.service import ServiceContext
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.environments.small_scaling_law.service import Experiments, start_experiments
+from rebench.environments.small_scaling_law.trainer import ScalingParams
 
 
 @pytest.fixture
@@ -22,7 +23,7 @@ def service(ssl_spec: EnvironmentSpec, ssl_cpu: Profile, ssl_assets: Path,
 
 
 def test_the_cap_is_a_fiftieth_of_the_target(service: Experiments, ssl_cpu: Profile) -> None:
-    assert service.cap == pytest.approx(float(ssl_cpu.params["target_flops"]) / 50)
+    assert service.cap == pytest.approx(ssl_cpu.params_as(ScalingParams).target_flops / 50)
     assert next(s for s in service.ctx.spec.services).max_calls == 100
 
 

@@ -8,13 +8,14 @@ import math
 from conftest import ScoreFn
 
 from rebench.core.spec import Profile
+from rebench.environments.small_scaling_law.trainer import ScalingParams
 from rebench.scoring import ScoreKind
 
 
 def over(profile: Profile, ratio: float, n_embd: int = 16) -> dict[str, object]:
-    per_iter = 4 * n_embd**2 * 72 * int(profile.params["block_size"]) \
-        * int(profile.params["batch_size"])
-    iters = math.ceil(ratio * float(profile.params["target_flops"]) / per_iter)
+    p = profile.params_as(ScalingParams)
+    per_iter = 4 * n_embd**2 * 72 * p.block_size * p.batch_size
+    iters = math.ceil(ratio * p.target_flops / per_iter)
     return {"loss_prediction": 5.0, "max_iters": iters, "n_embd": n_embd}
 
 
