@@ -48,7 +48,9 @@ def main() -> None:
     ref = _reference_module()
     known = [KnownProblem(p["id"], p["difficulty"], p["description"], p["solution"])
              for p in problems]
-    sim = Simulator(known, int(profile.params["model_seed"]))
+    from rebench.environments.rust_codecontests_inference.environment import RustParams
+
+    sim = Simulator(known, profile.params_as(RustParams).model_seed)
     jobs = {}
     for prompt_kind, suffix in (("reference", ""), ("hinted", HINTS)):
         for p in problems:

@@ -41,12 +41,18 @@ def _official(spec: Any, profile: Any, workspace: Path, isolation: Any,
     return result
 
 
+def _params(profile: Any) -> Any:
+    from rebench.environments.triton_cumsum.environment import TritonParams
+
+    return profile.params_as(TritonParams)
+
+
 def _in_process(solution_dir: Path, profile: Any) -> dict[str, Any]:
-    params = profile.params
+    params = _params(profile)
     done = subprocess.run(
         [sys.executable, "-m", "rebench.environments.triton_cumsum.inprocess",
-         "--solution-dir", str(solution_dir), "--device", str(params["device"]),
-         "--n", str(params["n"]), "--calls", str(params["timed_calls"])],
+         "--solution-dir", str(solution_dir), "--device", params.device,
+         "--n", str(params.n), "--calls", str(params.timed_calls)],
         capture_output=True, text=True, env={**os.environ, "REBENCH_PROFILE": profile.name},
     )
     if done.returncode != 0:
@@ -79,7 +85,7 @@ def _solution(spec: Any, profile: Any, name: str, runs: int, isolation: Any,
     from rebench.sandbox import Isolation
 
     workspace = materialize_solution(spec, profile, name, work / name, Isolation.LOCAL)
-    statistic = min if profile.params["statistic"] == "min" else statistics.median
+    statistic = min if _params(profile).statistic == "min" else statistics.median
     official, inproc = [], []
     for i in range(runs):
         result = _official(spec, profile, workspace, isolation, f"{name}-{i}")
@@ -151,8 +157,8 @@ def main() -> int:
     report: dict[str, Any] = {
         "hardware": fingerprint(profile.gpus), "date": time.strftime("%Y-%m-%d %H:%M UTC",
                                                                      time.gmtime()),
-        "isolation": args.isolation, "profile": args.profile, "n": profile.params["n"],
-        "timed_calls": profile.params["timed_calls"], "spec_version": spec.version,
+        "isolation": args.isolation, "profile": args.profile, "n": _params(profile).n,
+        "timed_calls": _params(profile).timed_calls, "spec_version": spec.version,
         "load_start": os.getloadavg()[0], "solutions": {},
     }
     for name in args.solutions.split(","):

@@ -39,13 +39,15 @@ def test_bad_params_fail_at_load(bad: dict[str, object]) -> None:
         _spec(bad)
 
 
-def test_every_environment_with_a_params_type_loads() -> None:
+def test_every_environment_has_typed_params() -> None:
+    """No environment reads an untyped bag: each declares its params dataclass, and every
+    profile's params fit it (checked again here, beside the check at load)."""
     from rebench.core.discovery import all_specs
 
     for spec in all_specs():
-        if spec.params_type is not None:
-            for profile in spec.profiles.values():
-                profile.params_as(spec.params_type)
+        assert spec.params_type is not None, f"{spec.id} declares no params_type"
+        for profile in spec.profiles.values():
+            profile.params_as(spec.params_type)
 
 
 @dataclass(frozen=True)

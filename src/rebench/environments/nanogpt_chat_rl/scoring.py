@@ -18,7 +18,12 @@ from rebench.assets.submitted import load_submitted_gpt
 from rebench.core.errors import ScorerFault
 from rebench.environments.nanogpt_chat_rl import chat
 from rebench.environments.nanogpt_chat_rl.judge import Judge, JudgeUnavailable, judge_endpoint
-from rebench.environments.nanogpt_chat_rl.prepare import SCORING_SEED, accuracy, student_seed
+from rebench.environments.nanogpt_chat_rl.prepare import (
+    SCORING_SEED,
+    ChatParams,
+    accuracy,
+    student_seed,
+)
 from rebench.environments.nanogpt_chat_rl.tasks import Task
 from rebench.environments.nanogpt_chat_rl.world import load_judge
 from rebench.scoring import ScoreResult, ScoringContext
@@ -61,7 +66,7 @@ def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING
     prompts = [t.prompt for t in tasks]
     if opponents is None:
         opponents = json.loads((ctx.assets_dir / "protected" / "opponents.json").read_text())
-    torch.set_num_threads(int(ctx.profile.params["threads"]))
+    torch.set_num_threads(ctx.profile.params_as(ChatParams).threads)
     responses = chat.sample(model, prompts,
                             generator=torch.Generator().manual_seed(student_seed(seed)))
     rates = win_rates(load_judge(ctx.assets_dir, judge_endpoint()), prompts, responses,
