@@ -63,10 +63,11 @@ def start_cluster(base: Path) -> object:
 
 
 def plan(data: dict[str, object], isolation: str) -> object:
+    from rebench.agents.base import make_agent
     from rebench.harness.batch import parse_batch_spec
     from rebench.scale.driver import make_plan
 
-    return make_plan(parse_batch_spec(data, cluster=True), isolation)
+    return make_plan(parse_batch_spec(data, cluster=True, make_agent=make_agent), isolation)
 
 
 def overhead(repeats: int, isolation: str, base: Path) -> None:
@@ -104,6 +105,7 @@ def overhead(repeats: int, isolation: str, base: Path) -> None:
 
 
 def scores(isolation: str, base: Path) -> None:
+    from rebench.agents.base import make_agent
     from rebench.harness.batch import parse_batch_spec, run_batch
     from rebench.sandbox import Isolation
     from rebench.scale.driver import RayOptions, run_ray_batch
@@ -112,7 +114,8 @@ def scores(isolation: str, base: Path) -> None:
              "seeds": [0, 1], "budgets": ["10m"]}
     rows = run_ray_batch(plan({**batch, "in_flight": 1}, isolation),  # type: ignore[arg-type]
                          base / "ray-runs", RayOptions())
-    local = run_batch(parse_batch_spec({**batch, "gpus": "none"}), Isolation(isolation),
+    local = run_batch(parse_batch_spec({**batch, "gpus": "none"}, make_agent=make_agent),
+                      Isolation(isolation),
                       base / "local-runs")
     by_key = {(o.job.agent, o.job.seed): o.final_normalized for o in local}
     print(f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, load average {os.getloadavg()[0]:.1f}\n")
