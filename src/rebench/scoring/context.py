@@ -24,7 +24,8 @@ class ScoringContext:
     """Trusted inputs of one official scoring.
 
     `solution_dir` is the snapshot of the agent's solution: untrusted files, to be read as
-    data or executed only through `untrusted_argv`. `assets_dir` holds the prepared assets
+    data or executed only through the untrusted runners (`scoring.runner.run_child`,
+    `scoring.interactive.start_interactive`). `assets_dir` holds the prepared assets
     (`public/` as the agent saw them, `protected/` held-out data). `scratch_dir` is private
     to the trusted scorer. `kind` says why the score is taken (contract.ScoreKind).
     Untrusted children run under the profile's limits, in
@@ -82,7 +83,9 @@ class ScoringContext:
         env: Mapping[str, str] | None = None,
     ) -> list[str]:
         """Wrap `argv` so it runs in a fresh `untrusted_sandbox` (same arguments); the
-        caller starts it. Prefer `scoring.runner.run_child` for run-to-completion children."""
+        caller starts it. Environments use the runners instead (`scoring.runner`,
+        `scoring.interactive`), which also kill what the child leaves; tests use this to
+        probe what a sandbox sees."""
         sandbox = self.untrusted_sandbox(workdir=workdir, writable=writable,
                                          extra_ro=extra_ro, gpu=gpu, env=env)
         return sandbox.wrap(argv)
