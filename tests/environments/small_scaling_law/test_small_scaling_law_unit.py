@@ -3,7 +3,11 @@ scores, the recorded sweep, and one cheap final score (a tiny answer trains in s
 
 from __future__ import annotations
 
+import json
 import math
+import threading
+import time
+from pathlib import Path
 
 import pytest
 from conftest import ScoreFn
@@ -85,3 +89,39 @@ def test_a_tiny_answer_scores_by_the_formula(score_answer: ScoreFn) -> None:
     assert result.raw == pytest.approx(1 - ((d["loss"] - d["l_star"]) + abs(7.0 - d["loss"])))
     again = score_answer(TINY)  # fixed seeds: the same answer scores the same
     assert again.raw == pytest.approx(result.raw, abs=1e-6)
+
+
+def test_a_sweep_on_several_gpus_runs_one_width_per_gpu_and_merges(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sweep --gpus N`: each width in its own process on a GPU no other width is using at
+    the time; one table."""
+    from rebench.environments.small_scaling_law import sweep
+
+    seen: list[tuple[int, str]] = []
+    busy: set[str] = set()
+    lock = threading.Lock()
+
+    def fake_run(argv: list[str], env: dict[str, str], check: bool) -> None:
+        assert check and argv[1:3] == ["-m", "rebench.environments.small_scaling_law.sweep"]
+        width, gpu = int(argv[argv.index("--widths") + 1]), env["CUDA_VISIBLE_DEVICES"]
+        with lock:
+            assert gpu not in busy, f"two widths on GPU {gpu} at once"
+            busy.add(gpu)
+            seen.append((width, gpu))
+        time.sleep(0.05 if width == 384 else 0.01)  # the others finish first
+        with lock:
+            busy.discard(gpu)
+        point = {"n_embd": width, "max_iters": 10, "flops": 1.0, "loss": 5.0 - width / 1000,
+                 "seconds": 1.0}
+        Path(argv[argv.index("--out") + 1]).write_text(json.dumps(
+            {"profile": "gpu", "target_flops": 2e16, "eval": "e", "machine": "m",
+             "date": "d", "points": [point]}))
+
+    monkeypatch.setattr(sweep.subprocess, "run", fake_run)
+    out = tmp_path / "sweep.json"
+    table = sweep.run_sweep_on_gpus("gpu", (384, 512, 640, 768), gpus=2, out=out)
+    assert sorted(width for width, _ in seen) == [384, 512, 640, 768]
+    assert {gpu for _, gpu in seen} == {"0", "1"}
+    assert [p["n_embd"] for p in table["points"]] == [384, 512, 640, 768]  # type: ignore[index]
+    assert json.loads(out.read_text()) == table
+    assert "2 GPUs" in str(table["machine"])

@@ -69,9 +69,11 @@ CPU = Profile(
 GPU = Profile(
     name="gpu",
     description="one GPU: 4-layer GPT, GPT-2 BPE, block 1024, batch 64 (the paper's shape), "
-    "target 5e16 FLOPs -- PROVISIONAL, to be measured on the H200",
+    "target 2e16 FLOPs (a target run: about 10 min on an H200 at n_embd 512); its sweep "
+    "and anchors are NOT measured yet",
     # PROVISIONAL anchors (not measured): the paper's 0.24 / 0.84; to be replaced by
-    # `rebench calibrate small_scaling_law -p gpu` and the gpu sweep on the H200.
+    # `rebench calibrate small_scaling_law -p gpu` once the gpu sweep (sweep_gpu.json, about
+    # an hour of one H200, or `sweep --gpus 5`) has been run.
     starting_raw=0.24,
     reference_raw=0.84,
     anchors_hardware="gpu:NVIDIA H200 (provisional, not measured)",
@@ -86,11 +88,13 @@ GPU = Profile(
         "min_n_embd": 64,
         "max_n_embd": 2048,
         "lr": 1e-3,
-        "target_flops": 5e16,  # provisional: about 10 min on one H200, to be measured
+        # A target run takes 10 min at n_embd 512 on an H200, near the compute-optimal width
+        # of this budget (docs/benchmarks/gpu-sizing-h200.md: 0.149 s a step at 512).
+        "target_flops": 2e16,
         "val_windows": 256,
         "heldout_windows": 1024,
         "sweep_windows": 4096,
-        "start_n_embd": 1024,
+        "start_n_embd": 1024,  # the paper's starting guess (n_embd 1000, loss 4.4)
         "start_loss_prediction": 4.4,
     },
     instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
@@ -102,7 +106,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="small_scaling_law",
-    version="1.0.0",
+    version="1.1.0",
     title="Scaling Law Experiment",
     direction=Direction.HIGHER,
     raw_score_meaning="1 - [(L(answer) - L*) + |loss_prediction - L(answer)|]: L(answer) is "

@@ -2,6 +2,7 @@
 the held-out loss of each (windows spread evenly over the whole test split).
 
     python -m rebench.environments.small_scaling_law.sweep --profile cpu
+    python -m rebench.environments.small_scaling_law.sweep --profile gpu --gpus 8
 
 writes sweep_<profile>.json beside this file (shipped with the package; the sandbox hides
 the package, so agents cannot read it). The scorer's L* is the best loss in that table.
@@ -11,8 +12,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import queue
+import subprocess
+import sys
+import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -30,7 +37,10 @@ from rebench.environments.small_scaling_law.trainer import (
 )
 
 HERE = Path(__file__).resolve().parent
-DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (256, 384, 512, 640, 768, 1024)}
+_MODULE = "rebench.environments.small_scaling_law.sweep"
+# gpu: around the compute-optimal width of 2e16 FLOPs (about 520); a target run takes about
+# 15 minutes at 384 and 4 at 1024 on an H200 (docs/benchmarks/gpu-sizing-h200.md).
+DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (384, 512, 640, 768, 1024)}
 
 
 @dataclass(frozen=True)
@@ -95,15 +105,49 @@ def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tup
     return table
 
 
+def run_sweep_on_gpus(profile_name: str, widths: tuple[int, ...], gpus: int,
+                      out: Path | None = None) -> dict[str, object]:
+    """The same sweep with one width per process, `gpus` processes at a time, each on a GPU
+    of its own (CUDA_VISIBLE_DEVICES); the points are merged into one table."""
+    free: queue.Queue[int] = queue.Queue()
+    for gpu in range(gpus):
+        free.put(gpu)
+    with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
+        def one(width: int) -> SweepPoint:
+            part = Path(tmp) / f"{width}.json"
+            gpu = free.get()
+            try:
+                env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
+                subprocess.run([sys.executable, "-m", _MODULE, "--profile", profile_name,
+                                "--widths", str(width), "--out", str(part)], env=env,
+                               check=True)
+            finally:
+                free.put(gpu)
+            return SweepPoint(**json.loads(part.read_text())["points"][0])
+
+        with ThreadPoolExecutor(max_workers=gpus) as pool:
+            points = list(pool.map(one, widths))
+        first = json.loads((Path(tmp) / f"{widths[0]}.json").read_text())
+    table = {**first, "points": [p.__dict__ for p in points],
+             "machine": f"{first['machine']}, {gpus} GPUs (a width each)"}
+    (out or sweep_path(profile_name)).write_text(json.dumps(table, indent=1) + "\n")
+    return table
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--profile", default="cpu")
     parser.add_argument("--widths", type=int, nargs="*")
     parser.add_argument("--out", type=Path, help="write the table here instead")
     parser.add_argument("--threads", type=int, help="torch threads (default: the profile's)")
+    parser.add_argument("--gpus", type=int, default=1,
+                        help="train this many widths at once, one GPU each")
     args = parser.parse_args()
-    run_sweep(args.profile, tuple(args.widths or DEFAULT_WIDTHS[args.profile]), args.out,
-              args.threads)
+    widths = tuple(args.widths or DEFAULT_WIDTHS[args.profile])
+    if args.gpus > 1:
+        run_sweep_on_gpus(args.profile, widths, args.gpus, args.out)
+    else:
+        run_sweep(args.profile, widths, args.out, args.threads)
 
 
 if __name__ == "__main__":
