@@ -43,9 +43,11 @@ def score(ctx: ScoringContext) -> ScoreResult:
         return ScoreResult.invalid("solution.py is missing from the submission")
     if plan.device == "cuda" and not torch.cuda.is_available():
         return ScoreResult.invalid("this profile needs a CUDA GPU, and none is visible")
+    threads = torch.get_num_threads()
     if plan.device == "cpu":
-        # One scorer thread: idle intra-op workers spinning after our own tensor work
-        # would steal cores from the solution while it is being timed.
+        # One scorer thread while the solution runs: idle intra-op workers spinning after
+        # our own tensor work would steal cores from the solution while it is being timed.
+        # Verification (the child is dead by then) gets every thread back.
         torch.set_num_threads(1)
     details: dict[str, Any] = {"n": plan.n, "device": plan.device,
                                "load_before": machine_load()}
@@ -55,6 +57,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
         return _score_with(ctx, plan, transport, details)
     finally:
         transport.close()
+        torch.set_num_threads(threads)
 
 
 def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport | CudaTransport,
@@ -72,6 +75,7 @@ def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport
     details["load_after"] = machine_load()
     times_ms = [c.seconds * 1e3 for c in calls]
     details["timed_ms"] = [round(t, 4) for t in times_ms]
+    torch.set_num_threads(os.cpu_count() or 1)  # the child tree is dead: nothing is timed now
     problem = _verify(calls, plan, transport)
     if problem is not None:
         return ScoreResult.invalid(problem, **details)
