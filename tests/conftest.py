@@ -9,6 +9,11 @@ from pathlib import Path
 
 import pytest
 
+# Environments kept outside the package, for tests: toy_probe (a hidden number found with a
+# metered service; deterministic, scores in a blink) stands in for a real environment where
+# a test is about the harness, not about an environment's scorer.
+FIXTURE_ENVIRONMENTS = Path(__file__).resolve().parent / "fixtures" / "environments"
+
 
 @pytest.fixture(scope="session", autouse=True)
 def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
@@ -25,6 +30,20 @@ def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture
+def toy_env(monkeypatch: pytest.MonkeyPatch) -> str:
+    """toy_probe discoverable (also by `rebench` subprocesses, which inherit the
+    environment) and prepared; returns its id."""
+    from rebench.core.discovery import environment_ids, load_spec
+    from rebench.harness.prepare import prepare_environment
+
+    monkeypatch.setenv("REBENCH_ENVIRONMENTS_PATH", str(FIXTURE_ENVIRONMENTS))
+    assert "toy_probe" in environment_ids()
+    spec = load_spec("toy_probe")
+    prepare_environment(spec, spec.profile("cpu"))
+    return "toy_probe"
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

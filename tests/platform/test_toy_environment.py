@@ -6,34 +6,27 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from rebench.agents.base import make_agent
-from rebench.core.discovery import environment_ids, load_spec, validate_environment
+from rebench.core.discovery import load_spec, validate_environment
 from rebench.harness.driver import execute_run
 from rebench.harness.evaluate import evaluate_folder
 from rebench.harness.events import read_events
-from rebench.harness.prepare import prepare_environment
 from rebench.harness.resume import verify_run
 from rebench.harness.run import create_run
 from rebench.harness.workspace import materialize_solution
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
 
-FIXTURES = Path(__file__).resolve().parent.parent / "fixtures" / "environments"
 pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
 
 
 @pytest.fixture
-def toy(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    monkeypatch.setenv("REBENCH_ENVIRONMENTS_PATH", str(FIXTURES))
-    assert "toy_probe" in environment_ids()
-    spec = load_spec("toy_probe")
-    prepare_environment(spec, spec.profile("cpu"))
-    yield "toy_probe"
+def toy(toy_env: str) -> str:
+    return toy_env
 
 
 def test_the_page_is_enough_for_a_valid_environment(toy: str) -> None:

@@ -36,11 +36,17 @@ def built(chat_spec: EnvironmentSpec, chat_cpu: Profile, chat_assets: Path,
             for name in ("starting", "reference")}
 
 
+# How far the start lands from the shipped anchor (0.6212) with another prepare: every
+# prepare draws its own secret world, held-out prompts and opponents. Measured raws 0.597,
+# 0.621, 0.624, 0.635 (normalized -0.12 to +0.07; docs/benchmarks/nanogpt_chat_rl.md).
+START_ACROSS_PREPARES = 0.15
+
+
 def test_starting_normalizes_to_zero(chat_spec: EnvironmentSpec, chat_cpu: Profile,
                                      built: dict[str, Path], chat_score: ScoreFn) -> None:
     result = chat_score(built["starting"])
     assert result.valid, result.message
-    assert abs(normalized(chat_spec, chat_cpu, result)) <= 0.05, result.details
+    assert abs(normalized(chat_spec, chat_cpu, result)) <= START_ACROSS_PREPARES, result.details
 
 
 def test_reference_normalizes_to_one(chat_spec: EnvironmentSpec, chat_cpu: Profile,
