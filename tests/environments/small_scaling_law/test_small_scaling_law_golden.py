@@ -71,7 +71,7 @@ def test_the_agent_never_sees_its_score_and_the_last_counts(
     execute_run(run, make_agent(agent))
     events = read_events(run.run_dir / "events.jsonl")
     shown = [e.data for e in events if e.type == "score"]  # what the replay agent got
-    assert [s["message"] for s in shown] == [{"is_valid": True, "frac_flops_used": 0.0075}] * 2
+    assert [s["message"] for s in shown] == [{"is_valid": True, "frac_flops_used": 0.0003}] * 2
     calls = [e.data for e in events if e.type == "service_call"]
     assert [c["ok"] for c in calls] == [False]  # over the cap: refused, still logged
     # rebench-task (the session) and Inspect's tools show entries through agent_view

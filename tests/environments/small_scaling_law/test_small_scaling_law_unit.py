@@ -91,10 +91,10 @@ def test_a_tiny_answer_scores_by_the_formula(score_answer: ScoreFn) -> None:
     assert again.raw == pytest.approx(result.raw, abs=1e-6)
 
 
-def test_a_sweep_on_several_gpus_runs_one_width_per_gpu_and_merges(
+def test_a_sweep_in_processes_runs_one_width_per_gpu_and_merges(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`sweep --gpus N`: each width in its own process on a GPU no other width is using at
-    the time; one table."""
+    """`sweep --processes N`: each width in its own process, on a GPU no other width is
+    using at the time; one table."""
     from rebench.environments.small_scaling_law import sweep
 
     seen: list[tuple[int, str]] = []
@@ -119,9 +119,9 @@ def test_a_sweep_on_several_gpus_runs_one_width_per_gpu_and_merges(
 
     monkeypatch.setattr(sweep.subprocess, "run", fake_run)
     out = tmp_path / "sweep.json"
-    table = sweep.run_sweep_on_gpus("gpu", (384, 512, 640, 768), gpus=2, out=out)
+    table = sweep.run_sweep_in_processes("gpu", (384, 512, 640, 768), processes=2, out=out)
     assert sorted(width for width, _ in seen) == [384, 512, 640, 768]
     assert {gpu for _, gpu in seen} == {"0", "1"}
     assert [p["n_embd"] for p in table["points"]] == [384, 512, 640, 768]  # type: ignore[index]
     assert json.loads(out.read_text()) == table
-    assert "2 GPUs" in str(table["machine"])
+    assert "2 processes" in str(table["machine"])

@@ -2,7 +2,8 @@
 the held-out loss of each (windows spread evenly over the whole test split).
 
     python -m rebench.environments.small_scaling_law.sweep --profile cpu
-    python -m rebench.environments.small_scaling_law.sweep --profile gpu --gpus 8
+    python -m rebench.environments.small_scaling_law.sweep --profile cpu --processes 2 --threads 1
+    python -m rebench.environments.small_scaling_law.sweep --profile gpu --processes 5
 
 writes sweep_<profile>.json beside this file (shipped with the package; the sandbox hides
 the package, so agents cannot read it). The scorer's L* is the best loss in that table.
@@ -40,7 +41,7 @@ HERE = Path(__file__).resolve().parent
 _MODULE = "rebench.environments.small_scaling_law.sweep"
 # gpu: around the compute-optimal width of 2e16 FLOPs (about 520); a target run takes about
 # 15 minutes at 384 and 4 at 1024 on an H200 (docs/benchmarks/gpu-sizing-h200.md).
-DEFAULT_WIDTHS = {"cpu": (8, 16, 24, 32, 48, 64), "gpu": (384, 512, 640, 768, 1024)}
+DEFAULT_WIDTHS = {"cpu": (16, 24, 32, 48, 64, 96), "gpu": (384, 512, 640, 768, 1024)}
 
 
 @dataclass(frozen=True)
@@ -97,7 +98,7 @@ def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tup
         "profile": profile_name, "target_flops": recipe.target_flops,
         "eval": f"{len(rows)} windows spread evenly over the test split",
         "machine": f"{platform.machine()} {platform.processor()} torch {torch.__version__}, "
-                   f"{recipe.threads} threads",
+                   f"torch threads: {recipe.threads}",
         "date": time.strftime("%Y-%m-%d", time.gmtime()),
         "points": [p.__dict__ for p in points],
     }
@@ -105,12 +106,14 @@ def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tup
     return table
 
 
-def run_sweep_on_gpus(profile_name: str, widths: tuple[int, ...], gpus: int,
-                      out: Path | None = None) -> dict[str, object]:
-    """The same sweep with one width per process, `gpus` processes at a time, each on a GPU
-    of its own (CUDA_VISIBLE_DEVICES); the points are merged into one table."""
+def run_sweep_in_processes(profile_name: str, widths: tuple[int, ...], processes: int,
+                           out: Path | None = None,
+                           threads: int | None = None) -> dict[str, object]:
+    """The same sweep with one width per process, `processes` at a time; each process gets
+    a GPU of its own (CUDA_VISIBLE_DEVICES: slot k uses GPU k), which a cpu profile
+    ignores. The points are merged into one table."""
     free: queue.Queue[int] = queue.Queue()
-    for gpu in range(gpus):
+    for gpu in range(processes):
         free.put(gpu)
     with tempfile.TemporaryDirectory(prefix="sweep-") as tmp:
         def one(width: int) -> SweepPoint:
@@ -118,18 +121,19 @@ def run_sweep_on_gpus(profile_name: str, widths: tuple[int, ...], gpus: int,
             gpu = free.get()
             try:
                 env = {**os.environ, "CUDA_VISIBLE_DEVICES": str(gpu)}
-                subprocess.run([sys.executable, "-m", _MODULE, "--profile", profile_name,
-                                "--widths", str(width), "--out", str(part)], env=env,
-                               check=True)
+                argv = [sys.executable, "-m", _MODULE, "--profile", profile_name,
+                        "--widths", str(width), "--out", str(part)]
+                subprocess.run([*argv, *(["--threads", str(threads)] if threads else [])],
+                               env=env, check=True)
             finally:
                 free.put(gpu)
             return SweepPoint(**json.loads(part.read_text())["points"][0])
 
-        with ThreadPoolExecutor(max_workers=gpus) as pool:
+        with ThreadPoolExecutor(max_workers=processes) as pool:
             points = list(pool.map(one, widths))
         first = json.loads((Path(tmp) / f"{widths[0]}.json").read_text())
     table = {**first, "points": [p.__dict__ for p in points],
-             "machine": f"{first['machine']}, {gpus} GPUs (a width each)"}
+             "machine": f"{first['machine']}, {processes} processes (a width each)"}
     (out or sweep_path(profile_name)).write_text(json.dumps(table, indent=1) + "\n")
     return table
 
@@ -140,12 +144,13 @@ def main() -> None:
     parser.add_argument("--widths", type=int, nargs="*")
     parser.add_argument("--out", type=Path, help="write the table here instead")
     parser.add_argument("--threads", type=int, help="torch threads (default: the profile's)")
-    parser.add_argument("--gpus", type=int, default=1,
-                        help="train this many widths at once, one GPU each")
+    parser.add_argument("--processes", type=int, default=1,
+                        help="train this many widths at once, a process each (and a GPU "
+                        "each on a machine with several)")
     args = parser.parse_args()
     widths = tuple(args.widths or DEFAULT_WIDTHS[args.profile])
-    if args.gpus > 1:
-        run_sweep_on_gpus(args.profile, widths, args.gpus, args.out)
+    if args.processes > 1:
+        run_sweep_in_processes(args.profile, widths, args.processes, args.out, args.threads)
     else:
         run_sweep(args.profile, widths, args.out, args.threads)
 

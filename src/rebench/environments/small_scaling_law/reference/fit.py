@@ -46,7 +46,10 @@ def fit(points):
 
 def main():
     cap = RECIPE["experiment_flops_cap"]
-    widths = [w for w in range(LOW, HIGH + 1, HEAD)][:4]
+    # Widths spread over the lower part of the range (1x to 4x the smallest), each at the
+    # full cap and at a half and a quarter of it: the fit sees both how loss falls with
+    # width and how it falls with steps.
+    widths = sorted({max(LOW, HEAD * round(LOW * f / HEAD)) for f in (1, 1.5, 2, 3, 4)})
     points = []
     for n_embd in widths:
         for share in (1.0, 0.5, 0.25):
