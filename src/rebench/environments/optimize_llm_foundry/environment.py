@@ -65,15 +65,13 @@ CPU = Profile(
     name="cpu",
     description="2 CPU cores: a 2-layer/64-wide GPT (BPE 2048, context 128), "
     "640 rows, 40 fp32 steps",
-    # Official scorings (bwrap sandbox, torch 2.13.0 CPU, 2026-11-30) on a HEAVILY LOADED
-    # shared 2-core machine (load average 15-19): reference 126 s (`rebench calibrate
-    # optimize_llm_foundry -p cpu -n 1`), start 340 s (a scoring 2 min later; the
-    # calibrate session's start took 814 s, an outlier of the load: 2-thread math suffers
-    # most on an oversubscribed machine). Ratio 2.7, as for 1-thread local runs (336 s vs
-    # 131 s). To be re-measured on an idle machine.
-    starting_raw=5.8301484013081515,
-    reference_raw=4.839034399619527,
-    anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
+    # Official scorings on the idle 2-core VM (bwrap, torch 2.13.0 CPU, 2026-12-02,
+    # `rebench calibrate optimize_llm_foundry -p cpu -n 3`, medians): start 19.5 s (samples
+    # 18.8, 19.5, 20.4 s), reference 5.6 s (5.6, 6.5, 5.3 s); ratio 3.5. (On 2026-11-30 the
+    # same kind of machine at load average 15-19 took 340 s and 126 s.)
+    starting_raw=2.9684676278128865,
+    reference_raw=1.7256390098412473,
+    anchors_hardware="cpu:AMD EPYC x2",
     params={
         **_FINETUNE_CPU,
         "tokenizer": "bpe2048",
