@@ -11,18 +11,21 @@ from click.testing import CliRunner
 
 from rebench.cli_report import report
 from rebench.core.discovery import load_spec
+from rebench.sandbox.bwrap import bwrap_available
 
 
+# toy_probe's reference calls its service from inside the sandbox.
+@pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
 def test_report_on_start_and_reference_runs(toy_env: str, tmp_path: Path) -> None:
     from rebench.agents.base import make_agent
     from rebench.harness.driver import execute_run
     from rebench.harness.evaluate import calibrate
     from rebench.harness.run import create_run
-    from rebench.sandbox import Isolation, default_isolation
+    from rebench.sandbox import Isolation
 
     spec = load_spec(toy_env)
     # Calibrate, so that the runs record measured anchors.
-    isolation: Isolation = default_isolation()
+    isolation = Isolation.BWRAP
     calibrate(spec, spec.profile("cpu"), repeats=1, isolation=isolation)
     root = tmp_path / "runs"
     for agent in ("start", "reference"):

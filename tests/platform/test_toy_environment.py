@@ -24,16 +24,11 @@ from rebench.sandbox.bwrap import bwrap_available
 pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
 
 
-@pytest.fixture
-def toy(toy_env: str) -> str:
-    return toy_env
+def test_the_page_is_enough_for_a_valid_environment(toy_env: str) -> None:
+    assert validate_environment(toy_env) == []
 
 
-def test_the_page_is_enough_for_a_valid_environment(toy: str) -> None:
-    assert validate_environment(toy) == []
-
-
-def test_a_run_calls_the_service_and_never_sees_its_score(toy: str, tmp_path: Path) -> None:
+def test_a_run_calls_the_service_and_never_sees_its_score(toy_env: str, tmp_path: Path) -> None:
     actions = tmp_path / "actions.jsonl"
     lines = [
         {"action": "exec", "cmd": "rebench-service probe '{\"x\": 0}'"},
@@ -45,7 +40,7 @@ def test_a_run_calls_the_service_and_never_sees_its_score(toy: str, tmp_path: Pa
         {"action": "score"},
     ]
     actions.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
-    run = create_run(toy, "cpu", f"replay:{actions}", 120, Isolation.BWRAP,
+    run = create_run(toy_env, "cpu", f"replay:{actions}", 120, Isolation.BWRAP,
                      root=tmp_path / "runs")
     execute_run(run, make_agent(f"replay:{actions}"))
     events = read_events(run.run_dir / "events.jsonl")
@@ -65,8 +60,8 @@ def test_a_run_calls_the_service_and_never_sees_its_score(toy: str, tmp_path: Pa
     assert len(scores) == 2 and verify_run(run.run_dir).ok
 
 
-def test_the_reference_uses_the_service_and_scores_one(toy: str, tmp_path: Path) -> None:
-    spec = load_spec(toy)
+def test_the_reference_uses_the_service_and_scores_one(toy_env: str, tmp_path: Path) -> None:
+    spec = load_spec(toy_env)
     profile = spec.profile("cpu")
     folder = materialize_solution(spec, profile, "reference", tmp_path / "ref", Isolation.BWRAP)
     evaluation = evaluate_folder(spec, profile, folder, Isolation.BWRAP)

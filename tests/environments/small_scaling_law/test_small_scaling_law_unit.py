@@ -118,6 +118,11 @@ def test_a_sweep_in_processes_runs_one_width_per_gpu_and_merges(
              "date": "d", "points": [point]}))
 
     monkeypatch.setattr(sweep.subprocess, "run", fake_run)
+    monkeypatch.setattr(sweep.torch.cuda, "device_count", lambda: 1)
+    with pytest.raises(SystemExit, match="needs as many GPUs"):
+        sweep.run_sweep_in_processes("gpu", (384, 512), processes=2)
+    assert seen == []
+    monkeypatch.setattr(sweep.torch.cuda, "device_count", lambda: 2)
     out = tmp_path / "sweep.json"
     table = sweep.run_sweep_in_processes("gpu", (384, 512, 640, 768), processes=2, out=out)
     assert sorted(width for width, _ in seen) == [384, 512, 640, 768]

@@ -112,6 +112,10 @@ def run_sweep_in_processes(profile_name: str, widths: tuple[int, ...], processes
     """The same sweep with one width per process, `processes` at a time; each process gets
     a GPU of its own (CUDA_VISIBLE_DEVICES: slot k uses GPU k), which a cpu profile
     ignores. The points are merged into one table."""
+    params = load_spec("small_scaling_law").profile(profile_name).params_as(ScalingParams)
+    if params.device == "cuda" and torch.cuda.device_count() < processes:
+        raise SystemExit(f"--processes {processes} needs as many GPUs; "
+                         f"{torch.cuda.device_count()} visible")
     free: queue.Queue[int] = queue.Queue()
     for gpu in range(processes):
         free.put(gpu)

@@ -54,14 +54,14 @@ def score(ctx: ScoringContext) -> ScoreResult:
     transport = (CudaTransport(plan.n, plan.batch) if plan.device == "cuda"
                  else CpuTransport(plan.n))
     try:
-        return _score_with(ctx, plan, transport, details)
+        return _score_with(ctx, plan, transport, details, threads)
     finally:
         transport.close()
         torch.set_num_threads(threads)
 
 
 def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport | CudaTransport,
-                details: dict[str, Any]) -> ScoreResult:
+                details: dict[str, Any], verify_threads: int) -> ScoreResult:
     session = _session(ctx, plan, transport)
     try:
         details["startup_s"] = round(session.start(), 3)
@@ -75,7 +75,7 @@ def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport
     details["load_after"] = machine_load()
     times_ms = [c.seconds * 1e3 for c in calls]
     details["timed_ms"] = [round(t, 4) for t in times_ms]
-    torch.set_num_threads(os.cpu_count() or 1)  # the child tree is dead: nothing is timed now
+    torch.set_num_threads(verify_threads)  # the child tree is dead: nothing is timed now
     problem = _verify(calls, plan, transport)
     if problem is not None:
         return ScoreResult.invalid(problem, **details)
