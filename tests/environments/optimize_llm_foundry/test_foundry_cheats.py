@@ -35,9 +35,13 @@ EXPECTED_MESSAGE = {
     "leak_heldout.sh": "exited with code 1",
     "changed_hyperparameters.sh": "differ from the reference",
     "weights_from_workspace.sh": "differ from the reference",
+    # One optimizer step short: 0.043 from the reference on cpu (2026-12-02), 4x the
+    # threshold. (On gpu the same step is estimated at about 7.5 against a threshold of
+    # 25, not measured: the environment's README says so.)
+    "skips_last_step.sh": "differ from the reference",
 }
 # Trains for real with the fast trainer (about a reference run each): slow.
-SLOW = {"changed_hyperparameters.sh", "weights_from_workspace.sh"}
+SLOW = {"changed_hyperparameters.sh", "weights_from_workspace.sh", "skips_last_step.sh"}
 
 
 def test_every_cheat_is_covered() -> None:
