@@ -10,6 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from rebench.core.errors import SpecError, UnknownProfileError
+from rebench.core.feedback import NO_FEEDBACK, Feedback
 from rebench.core.service import ServiceSpec
 
 ParamValue = int | float | str | bool
@@ -148,6 +149,9 @@ class EnvironmentSpec:
     # The typed, frozen dataclass of the profiles' params (checked at load): trusted code
     # reads `profile.params_as(params_type)` instead of a dict of numbers.
     params_type: type | None = None
+    # What a score may tell the agent (core/feedback.py): the harness renders every
+    # scorer message through it, so nothing undeclared reaches the agent.
+    feedback: Feedback = NO_FEEDBACK
     paper_starting_raw: float | None = None
     paper_reference_raw: float | None = None
 

@@ -94,9 +94,9 @@ def official_score(
         except subprocess.TimeoutExpired:
             kill_group(proc.pid)
             proc.communicate()
-            return ScoreResult.invalid(
-                f"scoring timed out after {timeout:.0f} s", elapsed_s=time.monotonic() - start
-            )
+            return agent_visible(spec, ScoreResult.invalid(
+                "timeout", elapsed_s=time.monotonic() - start,
+                error=f"scoring timed out after {timeout:.0f} s"))
         finally:
             kill_group(proc.pid)  # leftovers of the scorer's session, if any
         elapsed = time.monotonic() - start
@@ -112,7 +112,23 @@ def official_score(
         result = ScoreResult.from_json(payload)
     details = {**result.details, "scoring_wall_s": round(elapsed, 3)}
     raw = result.raw if math.isfinite(result.raw) else math.nan
-    return ScoreResult(raw=raw, message=result.message, details=details)
+    return agent_visible(spec, ScoreResult(raw=raw, message=result.message, details=details))
+
+
+def agent_visible(spec: EnvironmentSpec, result: ScoreResult) -> ScoreResult:
+    """`result` with its message rendered through the environment's feedback schema
+    (core/feedback.py): what the scorer said in full moves to the private details, so
+    nothing that code run on held-out data chose reaches the agent. A check-only result
+    (a hidden score's requested check: NaN with `details["check_only"]`) shows the
+    check's `is_valid` as `valid`."""
+    valid = result.valid
+    if result.details.get("check_only") is True:  # a hidden score's validity check
+        valid = result.message.get("is_valid") is True
+    message = spec.feedback.render(result.message, valid=valid)
+    details = dict(result.details)
+    if dict(result.message) != message:
+        details["scorer_message"] = result.message
+    return ScoreResult(raw=result.raw, message=message, details=details)
 
 
 def _scorer_env() -> dict[str, str]:

@@ -106,9 +106,10 @@ class Session:
         except ScoringHarnessError as exc:
             self.events.emit("harness_error", during="score", error=str(exc)[-4000:],
                              fsync=True)
+            # A fixed text: the harness's error can quote what the child returned.
             return {"valid": False, "message": {
                 "error": "the harness failed while scoring (not your solution's fault; "
-                         "nothing was logged): " + str(exc).splitlines()[0][:300]}}
+                         "nothing was logged)"}}
         self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
                          normalized=entry.normalized, message=entry.message,
                          live_processes=alive, fsync=True)

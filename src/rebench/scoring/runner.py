@@ -4,7 +4,7 @@ under the profile's limits, and say plainly how it ended.
     outcome = run_child(ctx, [sys.executable, "-m", "rebench.environments.x.child", ...],
                         timeout_s=60)
     if outcome.failure is not ChildFailure.NONE:
-        return ScoreResult.invalid(outcome.describe())
+        return ScoreResult.invalid(outcome.reason, **outcome.private())
     data = json.loads(outcome.stdout)   # data only: the verdict is computed here
 
 The child's stdout is its data channel (capped: a child that writes more is stopped and
@@ -64,8 +64,18 @@ class ChildOutcome:
     stdout: bytes
     stderr_tail: str
 
+    @property
+    def reason(self) -> str:
+        """The failure's feedback reason (core/feedback.COMMON_REASONS): a fixed code the
+        agent may see. The exit status and stderr are not in it: code that ran on held-out
+        data chooses them, so they go to the private details only (`private()`)."""
+        if self.failure is ChildFailure.NONE:
+            raise ValueError("the child did not fail")
+        return str(self.failure.value)
+
     def describe(self) -> str:
-        """One line for the agent: why the child's result cannot be used."""
+        """One line for the operator (private details): why the child's result cannot be
+        used, with its exit status and the last line of its stderr."""
         texts = {
             ChildFailure.TIMEOUT: f"the solution did not finish within {self.seconds:.0f} s",
             ChildFailure.MEMORY: "the solution ran out of memory (the profile's limit)",
@@ -75,6 +85,12 @@ class ChildOutcome:
         }
         last = self.stderr_tail.strip().splitlines()[-1:] if self.stderr_tail else []
         return texts[self.failure] + (f": {last[0][:300]}" if last else "")
+
+    def private(self) -> dict[str, object]:
+        """What the operator may read of the child's end (a ScoreResult's details)."""
+        return {"child_failure": self.failure.value, "child_exit": self.returncode,
+                "child_seconds": round(self.seconds, 3), "child_said": self.describe(),
+                "stderr": self.stderr_tail[-2000:]}
 
 
 def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,

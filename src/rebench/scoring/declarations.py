@@ -1,0 +1,83 @@
+"""What an environment declares about itself for the generic tests: the policies a lazy or
+hacking agent tries first (degenerate policies) and the submissions that try to carry a
+secret back through a score's feedback (channel probes).
+
+An environment lists them in `rebench/environments/<id>/degenerate.py`:
+
+    POLICIES = (
+        Degenerate("constant_output", "the same answer for every input", make=_constant),
+        Degenerate("public_table", "the optimum copied from the package's sweep table",
+                   make=_copy_table, expect=Expect.AT_MOST_START),
+    )
+
+Each `make(ctx)` turns `ctx.workspace` (a fresh copy of the starting files) into the
+submission; it runs on the trusted side of a test, with the public assets at hand, as an
+agent's own tools would. One generic test (tests/environments/test_degenerate_policies.py)
+scores every declared policy of every discovered environment through official scoring
+and checks its `expect`. Nothing here runs in a sandbox; the module is never a child
+module (the sandbox cannot import it).
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from rebench.core.spec import EnvironmentSpec, Profile
+
+
+class Expect(enum.Enum):
+    """The outcome a declared policy must get from official scoring.
+
+    INVALID: NaN. AT_MOST_START: NaN, or a normalized score at most the starting
+    solution's (0, with the environment's declared tolerance). NO_CHANNEL: whatever the
+    score, the agent-visible message is exactly a rendering of the environment's
+    feedback schema and carries no reason or number that the probe chose."""
+
+    INVALID = "invalid"
+    AT_MOST_START = "at_most_start"
+    NO_CHANNEL = "no_channel"
+
+
+@dataclass(frozen=True)
+class PolicyContext:
+    """What a policy's `make` may use: the spec and profile, the prepared assets' public
+    part (what the agent sees), a workspace holding the starting files, and a private
+    scratch folder."""
+
+    spec: EnvironmentSpec
+    profile: Profile
+    public_dir: Path
+    workspace: Path
+    scratch: Path
+
+
+MakeFn = Callable[[PolicyContext], None]
+
+
+@dataclass(frozen=True)
+class Degenerate:
+    """One declared policy: `make` writes it into the workspace; `expect` is what official
+    scoring must give it. `profiles` names the profiles it is checked on (the generic test
+    runs the cpu ones); `slow` marks one whose making or scoring takes minutes."""
+
+    name: str
+    why: str
+    make: MakeFn
+    expect: Expect = Expect.AT_MOST_START
+    profiles: tuple[str, ...] = ("cpu",)
+    slow: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"policy name {self.name!r} must be an identifier")
+        if not self.why:
+            raise ValueError(f"policy {self.name}: say why it is degenerate")
+
+
+# Normalized scores at most this far above the start still count as "at most the start"
+# for a policy whose expect is AT_MOST_START, where the environment declares no tolerance
+# of its own (the scorer's noise at the start; a timing environment states its own).
+DEFAULT_START_TOLERANCE = 0.05
