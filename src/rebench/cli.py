@@ -196,14 +196,18 @@ def _calibration_status(status: Any, message: str) -> None:
 @click.argument("env_id")
 @profile_option
 @click.option("--repeats", "-n", default=3, show_default=True, help="scorings per solution")
-@click.option("--strict", is_flag=True,
-              help="timing environments: refuse to save anchors measured on a busy machine "
-              "(by default a loud warning, kept with the anchors)")
+@click.option("--allow-busy", is_flag=True,
+              help="timing environments: save anchors measured on a busy machine, with a "
+              "warning (by default the measurement is repeated once, then refused)")
+@click.option("--strict", is_flag=True, hidden=True,
+              help="the default now (kept so that older scripts still run)")
 @isolation_option
-def calibrate(env_id: str, profile: str, repeats: int, strict: bool, isolation: str) -> None:
+def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict: bool,
+              isolation: str) -> None:
     """Measure this machine's anchors (starting and reference raw scores). Timing
     environments check for a busy machine (spread of the samples, a reference probe before
-    and after, the load average) and warn, or with --strict refuse."""
+    and after, the load average): measured again once the load drops, then refused,
+    unless --allow-busy."""
     from rebench.core.discovery import load_spec
     from rebench.core.paths import calibration_file
     from rebench.harness.evaluate import calibrate as run_calibration
@@ -213,7 +217,7 @@ def calibrate(env_id: str, profile: str, repeats: int, strict: bool, isolation: 
     with console.status("calibrating") as status:
         entry = run_calibration(spec, spec.profile(profile), repeats, iso,
                                 progress=lambda msg: _calibration_status(status, msg),
-                                strict=strict)
+                                allow_busy=allow_busy and not strict)
     table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
     for col in ("solution", "median raw", "samples"):
         table.add_column(col)

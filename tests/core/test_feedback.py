@@ -7,7 +7,7 @@ import math
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from rebench.core.discovery import environment_ids, load_spec
@@ -25,6 +25,7 @@ junk = st.recursive(
     max_leaves=8)
 
 
+@settings(suppress_health_check=[HealthCheck.too_slow], deadline=None)  # loaded CI machines
 @given(message=st.dictionaries(st.text(max_size=12), junk, max_size=6), valid=st.booleans())
 def test_render_keeps_only_declared_fields(message: dict[str, Any], valid: bool) -> None:
     out = SCHEMA.render(message, valid=valid)

@@ -115,7 +115,8 @@ def find_interference(
 ) -> Interference:
     """Spread across repeats above `sd_limit` (raw units, i.e. ln of time), a reference
     probe scored before and after the samples that moved by more than 3 x `sd_limit`, or a
-    1-minute load average above half the cores: any of them means other work shared the
+    1-minute load average above half the cores before (1.5 x the cores after, which
+    counts the calibration's own work): any of them means other work shared the
     machine, and anchors measured so would skew every later score on it."""
     import statistics
 
@@ -127,7 +128,9 @@ def find_interference(
     if abs(probes[1] - probes[0]) > 3 * sd_limit:
         reasons.append(f"reference probe moved from {probes[0]:.4f} before to "
                        f"{probes[1]:.4f} after")
-    if max(load) > cores / 2:
+    # Before: any load is another's. After: the calibration's own scorings keep up to
+    # `cores` threads busy, so only load well beyond that is someone else's.
+    if load[0] > cores / 2 or load[1] > cores * 1.5:
         reasons.append(f"load average {max(load):.2f} on {cores} cores")
     return Interference(tuple(reasons))
 

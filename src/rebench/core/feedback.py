@@ -35,6 +35,7 @@ COMMON_REASONS: Mapping[str, str] = {
     "output_cap": "the solution wrote more output than allowed",
     "crash": "the solution failed (its output and exit status are not shown)",
     "bad_output": "the solution's output could not be read as the expected data",
+    "snapshot": "the solution could not be snapshotted (too large, or the workspace is gone)",
 }
 
 # Keys every rendered message may carry besides the declared numbers.

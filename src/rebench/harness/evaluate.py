@@ -6,6 +6,7 @@ import dataclasses
 import math
 import os
 import tempfile
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +23,8 @@ from rebench.core.errors import CalibrationError
 from rebench.core.normalize import Anchors, normalize
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Direction, EnvironmentSpec, Profile
-from rebench.harness.scoring import official_score, snapshot_solution
+from rebench.harness.scorer_process import machine_cores
+from rebench.harness.scoring import agent_visible, official_score, snapshot_solution
 from rebench.harness.workspace import materialize_solution, require_prepared
 from rebench.sandbox import Isolation
 
@@ -61,7 +63,8 @@ def score_folder(
         try:
             snapshot_solution(spec, solution_dir, snapshot)
         except (OSError, ValueError) as exc:
-            return ScoreResult.invalid(f"could not snapshot the solution: {exc}")
+            return agent_visible(spec, ScoreResult.invalid(
+                "snapshot", error=f"could not snapshot the solution: {exc}"))
         return official_score(spec, profile, snapshot, isolation)
 
 
@@ -89,6 +92,12 @@ def evaluate_named(
 StatusFn = Callable[[str], None]
 
 
+# A timing calibration found a busy machine: how long to wait for the load to drop before
+# measuring again, and how many measurements to try in all before refusing.
+BUSY_WAIT_S = 60.0
+CALIBRATION_ATTEMPTS = 2
+
+
 def calibrate(
     spec: EnvironmentSpec,
     profile: Profile,
@@ -96,18 +105,44 @@ def calibrate(
     isolation: Isolation,
     progress: StatusFn = lambda _msg: None,
     save: bool = True,
-    strict: bool = False,
+    allow_busy: bool = False,
 ) -> CalibrationEntry:
     """Score the starting and the reference solution `repeats` times each on this machine
     and store the medians as this hardware's anchors.
 
     Timing environments (a profile with a `calibration_sd_limit`) also score the
     reference once before and once after the samples and read the load average; if the
-    machine was busy (core.calibration.find_interference) a warning goes to `progress` and
-    into the entry (`interference`), or, with `strict`, nothing is saved and
-    CalibrationError says why."""
+    machine was busy (core.calibration.find_interference) the measurement is repeated
+    once the load has dropped, and refused (CalibrationError, nothing saved) if the
+    machine is still busy then. With `allow_busy` a busy measurement is saved with a
+    loud warning and the reasons in the entry (`interference`)."""
     if repeats < 1:
         raise CalibrationError("repeats must be at least 1")
+    attempts = 1 if allow_busy or not profile.calibration_sd_limit else CALIBRATION_ATTEMPTS
+    for attempt in range(1, attempts + 1):
+        entry, reasons = _measure(spec, profile, repeats, isolation, progress)
+        if not reasons:
+            break
+        why = f"{spec.id}: the machine was busy while calibrating (" + "; ".join(reasons) + ")"
+        if allow_busy:
+            progress(f"WARNING: {why}; the anchors are saved but may skew later scores: "
+                     "calibrate again on an idle machine")
+            entry = dataclasses.replace(entry, interference=reasons)
+            break
+        if attempt == attempts:
+            raise CalibrationError(why + "; anchors not saved. Calibrate on an idle machine "
+                                   "(or pass --allow-busy to keep them anyway)")
+        progress(f"{why}; waiting for the load to drop, then measuring again")
+        _wait_for_quiet(BUSY_WAIT_S)
+    if save:
+        save_entry(entry)
+    return entry
+
+
+def _measure(spec: EnvironmentSpec, profile: Profile, repeats: int, isolation: Isolation,
+             progress: StatusFn) -> tuple[CalibrationEntry, tuple[str, ...]]:
+    """One calibration measurement and, for a timing environment, the signs of a busy
+    machine found in it (empty when it was quiet)."""
     sd_limit = profile.calibration_sd_limit
     load_before = os.getloadavg()[0]
 
@@ -125,21 +160,18 @@ def calibrate(
     load = (round(load_before, 2), round(os.getloadavg()[0], 2))
     entry = new_entry(spec, profile, samples["starting"], samples["reference"], load)
     _check_order(spec, entry)
-    if sd_limit:
-        found = find_interference(samples["starting"], samples["reference"], probes, load,
-                                  sd_limit, os.cpu_count() or 1)
-        if found.found:
-            why = (f"{spec.id}: the machine was busy while calibrating ("
-                   + "; ".join(found.reasons) + ")")
-            if strict:
-                raise CalibrationError(why + "; anchors not saved. Calibrate on an idle "
-                                       "machine.")
-            progress(f"WARNING: {why}; the anchors are saved but may skew later scores: "
-                     "calibrate again on an idle machine (or use --strict to refuse)")
-            entry = dataclasses.replace(entry, interference=found.reasons)
-    if save:
-        save_entry(entry)
-    return entry
+    if not sd_limit:
+        return entry, ()
+    found = find_interference(samples["starting"], samples["reference"], probes, load,
+                              sd_limit, machine_cores())
+    return entry, tuple(found.reasons) if found.found else ()
+
+
+def _wait_for_quiet(limit_s: float) -> None:
+    """Wait until the 1-minute load is below half the cores, at most `limit_s`."""
+    deadline = time.monotonic() + limit_s
+    while os.getloadavg()[0] > machine_cores() / 2 and time.monotonic() < deadline:
+        time.sleep(2.0)
 
 
 def _score_repeatedly(spec: EnvironmentSpec, profile: Profile, workspace: Path,

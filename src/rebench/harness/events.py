@@ -35,6 +35,8 @@ EVENT_TYPES = frozenset({
     "shell_start", "shell_end", "shell_command",
     # a scoring the harness failed (not the agent's score); run-scoped trusted services
     "harness_error", "service_call", "service_event",
+    # the harness's t=0 score done (it runs beside the agent, on the harness's time)
+    "initial_score",
 })
 
 

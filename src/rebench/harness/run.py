@@ -13,6 +13,7 @@ import math
 import secrets
 import shutil
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,7 +31,12 @@ from rebench.harness import index
 from rebench.harness.clock import WorkingClock
 from rebench.harness.records import RunRecord, ScoreEntry
 from rebench.harness.score_log import append_entry, last_hash, read_log
-from rebench.harness.scoring import official_score, snapshot_digest, snapshot_solution
+from rebench.harness.scoring import (
+    agent_visible,
+    official_score,
+    snapshot_digest,
+    snapshot_solution,
+)
 from rebench.harness.workspace import apply_starting_recipe, populate_workspace
 from rebench.sandbox import Isolation, Sandbox
 from rebench.scoring.contract import ScoreKind
@@ -115,7 +121,10 @@ class Run:
         """One official score of the workspace, logged (fsynced) before it is returned.
 
         `on_snapshot` is called once, as soon as the solution is copied (the driver starts
-        the agent then, while the t=0 score runs)."""
+        the agent then, while the t=0 score runs). The score is logged at the working time
+        it was asked for: a wait behind another score (the t=0 score, which the harness
+        runs) pauses the working clock, so the harness's own slowness is never the
+        agent's time, and a score asked for before the deadline is logged before it."""
         called = False
 
         def notify() -> None:
@@ -124,20 +133,32 @@ class Run:
                 called = True
                 on_snapshot()
 
-        with self._score_lock:
-            try:
-                return self._score_locked(kind, notify)
-            finally:
-                notify()  # also when snapshotting failed: nobody may wait forever
+        requested = self.working_s()
+        waited = 0.0
+        if not self._score_lock.acquire(blocking=False):
+            began = time.monotonic()
+            with self.clock.paused():  # the harness's wait, not the agent's
+                self._score_lock.acquire()
+            waited = time.monotonic() - began
+        try:
+            return self._score_locked(kind, notify, requested, waited)
+        finally:
+            self._score_lock.release()
+            notify()  # also when snapshotting failed: nobody may wait forever
 
-    def _score_locked(self, kind: str, notify: Callable[[], None]) -> ScoreEntry:
+    def _score_locked(self, kind: str, notify: Callable[[], None], requested: float,
+                      waited: float) -> ScoreEntry:
         entries = self.entries()
         n = len(entries)
         snapshot_rel = f"protected/snapshots/{n:04d}"
-        working = self.working_s()
+        # The time it was asked for; never before a score already logged (the log's
+        # working times only go forward).
+        working = max(requested, entries[-1].working_s if entries else 0.0)
         result, digest = self._snapshot_and_score(kind, self.run_dir / snapshot_rel, notify)
         norm = normalize(result.raw, self.anchors, Direction(self.record.direction))
         details = {**result.details, "snapshot_sha256": digest}
+        if waited > 0.0:
+            details["harness_wait_s"] = round(waited, 3)
         start_digest = entries[0].details.get("snapshot_sha256") if entries else digest
         if result.valid and digest is not None and digest == start_digest:
             # The starting solution itself (or a workspace the agent left as it was):
@@ -180,7 +201,8 @@ class Run:
                 snapshot_solution(self.spec, self.workspace, snapshot)
             except (OSError, ValueError) as exc:  # vanished workspace, oversized snapshot
                 notify()
-                return ScoreResult.invalid(f"could not snapshot the solution: {exc}"), None
+                failed = ScoreResult.invalid("snapshot", error=f"could not snapshot: {exc}")
+                return agent_visible(self.spec, failed), None
             notify()
             digest = snapshot_digest(snapshot)
             result = official_score(self.spec, self.profile, snapshot, self.isolation,

@@ -9,13 +9,13 @@ import os
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 from rebench.core.errors import ScoringHarnessError
 from rebench.core.paths import env_cache_dir, runs_root
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.harness.scorer_process import watch_scorer
 from rebench.sandbox import Isolation
 from rebench.sandbox.local import kill_group
 from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath
@@ -62,8 +62,10 @@ def official_score(
 ) -> ScoreResult:
     """Score a snapshot in a fresh scorer process; never raises for a bad submission.
 
-    ScoringHarnessError when the scorer itself failed (an exception in trusted code, or
-    its process died without a result): that is the harness's fault, not a NaN score."""
+    ScoringHarnessError when the scorer itself failed (an exception in trusted code, its
+    process died without a result, or it passed its memory bound or its load-stretched
+    deadline: harness/scorer_process.py): that is the harness's fault, not a NaN score.
+    The details record what the scoring cost and how busy the machine was."""
     timeout = (timeout_s or profile.scoring_timeout_s) + SCORER_GRACE_S
     assets = env_cache_dir(spec.id, profile.name)
     with tempfile.TemporaryDirectory(prefix="rebench-score-") as tmp_name:
@@ -82,26 +84,21 @@ def official_score(
         }
         request_path, result_path = tmp / "request.json", tmp / "result.json"
         request_path.write_text(json.dumps(request))
-        start = time.monotonic()
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "rebench.harness.scorer_main", str(request_path),
-             str(result_path)],
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            start_new_session=True, env=_scorer_env(),
-        )
-        try:
-            output, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_group(proc.pid)
-            proc.communicate()
-            return agent_visible(spec, ScoreResult.invalid(
-                "timeout", elapsed_s=time.monotonic() - start,
-                error=f"scoring timed out after {timeout:.0f} s"))
-        finally:
-            kill_group(proc.pid)  # leftovers of the scorer's session, if any
-        elapsed = time.monotonic() - start
+        with (tmp / "scorer.log").open("w+b") as log:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "rebench.harness.scorer_main", str(request_path),
+                 str(result_path)],
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT,
+                start_new_session=True, env=_scorer_env(),
+            )
+            try:
+                usage = watch_scorer(proc, timeout_s=timeout,
+                                     memory_mb=profile.memory_gb * 1024)
+            finally:
+                kill_group(proc.pid)  # leftovers of the scorer's session, if any
+            log.seek(max(0, log.seek(0, os.SEEK_END) - 4000))
+            tail = log.read().decode(errors="replace")
         if not result_path.is_file():
-            tail = output.decode(errors="replace")[-4000:]
             raise ScoringHarnessError(
                 f"the scorer process of {spec.id} died (exit code {proc.returncode}):\n{tail}")
         payload = json.loads(result_path.read_text())
@@ -110,7 +107,7 @@ def official_score(
                 f"the scorer of {spec.id} failed: {payload['harness_error']}\n"
                 f"{payload.get('traceback', '')}")
         result = ScoreResult.from_json(payload)
-    details = {**result.details, "scoring_wall_s": round(elapsed, 3)}
+    details = {**result.details, **usage.to_details()}
     raw = result.raw if math.isfinite(result.raw) else math.nan
     return agent_visible(spec, ScoreResult(raw=raw, message=result.message, details=details))
 

@@ -112,7 +112,8 @@ class Session:
                          "nothing was logged)"}}
         self.events.emit("score", index=entry.index, valid=entry.valid, raw=entry.raw,
                          normalized=entry.normalized, message=entry.message,
-                         live_processes=alive, fsync=True)
+                         live_processes=alive,
+                         harness_wait_s=entry.details.get("harness_wait_s", 0.0), fsync=True)
         return agent_view(entry, self.run.spec.score_visible_to_agent)
 
     def call_service(self, name: str, request: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,112 @@
+"""The generic degenerate-policy test, run for every discovered environment from the
+declarations in its folder (`rebench/environments/<id>/degenerate.py`, POLICIES): each
+policy a lazy or hacking agent tries first is made from a fresh copy of the starting
+files, scored through official scoring (the harness's sandboxed path, feedback schema
+included) and must get its declared outcome: invalid, at most the start, or a message
+that carries nothing the probe chose. An environment added later is tested by being
+added."""
+
+from __future__ import annotations
+
+import importlib
+import math
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+from rebench.core.calibration import resolve_anchors
+from rebench.core.discovery import environment_dir, environment_ids, load_spec
+from rebench.core.normalize import normalize
+from rebench.core.score import ScoreResult
+from rebench.harness.prepare import prepare_environment
+from rebench.harness.scoring import official_score, snapshot_solution
+from rebench.sandbox import default_isolation
+from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring.declarations import (
+    DEFAULT_START_TOLERANCE,
+    Degenerate,
+    Expect,
+    PolicyContext,
+)
+
+pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
+
+
+def _declarations(env_id: str) -> ModuleType | None:
+    if not (environment_dir(env_id) / "degenerate.py").is_file():
+        return None
+    return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
+
+
+def _cases() -> Iterator[object]:
+    for env_id in environment_ids():
+        module = _declarations(env_id)
+        for policy in getattr(module, "POLICIES", ()):
+            for profile in policy.profiles:
+                if profile != "cpu":
+                    continue  # the gpu ones run on a GPU machine (benchmarks/)
+                marks = [pytest.mark.slow] if policy.slow else []
+                yield pytest.param(env_id, policy, id=f"{env_id}-{policy.name}", marks=marks)
+
+
+def test_every_environment_declares_degenerate_policies() -> None:
+    """Each environment declares its laziest policies and at least one channel probe."""
+    missing, no_probe = [], []
+    for env_id in environment_ids():
+        policies = getattr(_declarations(env_id), "POLICIES", ())
+        if not policies:
+            missing.append(env_id)
+        elif not any(p.expect is Expect.NO_CHANNEL for p in policies):
+            no_probe.append(env_id)
+    assert not missing, f"no degenerate.py POLICIES: {missing}"
+    assert not no_probe, f"no channel probe (expect=NO_CHANNEL) declared: {no_probe}"
+
+
+@pytest.fixture(scope="module")
+def prepared() -> dict[str, Path]:
+    """Assets per environment, prepared once for this module (idempotent: the other tests
+    of the session that prepared the same environment are reused)."""
+    return {}
+
+
+def _score(env_id: str, policy: Degenerate, prepared: dict[str, Path],
+           tmp_path: Path) -> ScoreResult:
+    spec = load_spec(env_id)
+    profile = spec.profile("cpu")
+    if env_id not in prepared:
+        prepared[env_id] = prepare_environment(spec, profile)
+    workspace, scratch = tmp_path / "workspace", tmp_path / "scratch"
+    scratch.mkdir()
+    shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
+    policy.make(PolicyContext(spec=spec, profile=profile,
+                              public_dir=prepared[env_id] / "public", workspace=workspace,
+                              scratch=scratch))
+    snapshot = tmp_path / "snapshot"
+    snapshot_solution(spec, workspace, snapshot)
+    return official_score(spec, profile, snapshot, default_isolation())
+
+
+@pytest.mark.parametrize(("env_id", "policy"), list(_cases()))
+def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate,
+                                         prepared: dict[str, Path], tmp_path: Path) -> None:
+    spec = load_spec(env_id)
+    result = _score(env_id, policy, prepared, tmp_path)
+    shown = result.message
+    # Whatever the outcome, the agent sees only a rendering of the declared schema.
+    assert spec.feedback.conforms(shown), shown
+    if policy.expect is Expect.INVALID:
+        assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
+    elif policy.expect is Expect.AT_MOST_START and result.valid:
+        tolerance = getattr(_declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+        anchors = resolve_anchors(spec, spec.profile("cpu"))
+        score = normalize(result.raw, anchors, spec.direction)
+        assert math.isfinite(score) and score <= tolerance, (
+            f"{policy.name} scored {score:.3f} normalized (raw {result.raw}), above the "
+            f"start + {tolerance}")
+    elif policy.expect is Expect.NO_CHANNEL:
+        leftovers = set(shown) - {"valid", "reason", "text", *spec.feedback.numbers,
+                                  *spec.feedback.flags}
+        assert not leftovers, leftovers
