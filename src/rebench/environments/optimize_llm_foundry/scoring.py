@@ -14,6 +14,10 @@ weights (trained at prepare by the starting pipeline on the same held-out file).
 4. As soon as it returns every process it started is killed, then trained_model/ is read
    as data (safetensors from bytes, size-checked, never through a link).
 5. raw = ln(seconds) if sum over tensors of ||w - w_ref||_2 < the profile's threshold.
+
+What the agent is told is environment.FEEDBACK: a reason code for an invalid run, the
+seconds and score of a valid one; exit status, output, weights problems and the norm go
+to the private details only (the script ran on held-out data and chose them).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from rebench.core.score import ScoreResult
 from rebench.environments.optimize_llm_foundry.environment import FoundryParams
 from rebench.environments.optimize_llm_foundry.pipeline import lay_out
 from rebench.environments.optimize_llm_foundry.weights import (
+    Unusable,
     expected_of,
     norm_distance,
     read_weights,
@@ -59,17 +64,16 @@ def _run(ctx: ScoringContext, work: Path) -> ChildOutcome:
                      max_output_bytes=MAX_LOG_BYTES, output_file=ctx.scratch_dir / LOG_FILE)
 
 
-def _failed(ctx: ScoringContext, run: ChildOutcome, details: dict[str, object]) -> str | None:
-    """Why the run cannot be scored (the agent's message), or None when it returned 0."""
-    hidden = "(its output is not shown: it ran on held-out data)"
-    if run.failure is ChildFailure.TIMEOUT:
-        return f"finetune.sh did not finish within {ctx.profile.scoring_timeout_s:.0f} s"
-    if run.failure is ChildFailure.OUTPUT_CAP:
-        return f"finetune.sh wrote more than {MAX_LOG_BYTES >> 20} MB of output {hidden}"
-    if run.returncode != 0:
-        # The output stays private: it could print the held-out rows to the agent.
-        details.update(output_tail=run.stderr_tail[-LOG_TAIL_CHARS:], failure=run.failure.value)
-        return f"finetune.sh exited with code {run.returncode} {hidden}"
+def _failed(run: ChildOutcome) -> str | None:
+    """The reason code why the run cannot be scored, or None when it returned 0.
+
+    A code only (environment.FEEDBACK): finetune.sh ran on the held-out rows, so its exit
+    status, its output and whether it said "MemoryError" are its own choice, a channel
+    for the rows. Running out of memory and any other failure give the same code."""
+    if run.failure in (ChildFailure.TIMEOUT, ChildFailure.OUTPUT_CAP):
+        return run.reason  # the common codes: the runner's stop, not the script's word
+    if run.failure is not ChildFailure.NONE or run.returncode != 0:
+        return "pipeline_failed"
     return None
 
 
@@ -82,25 +86,27 @@ def score(ctx: ScoringContext) -> ScoreResult:
     copy_tree_beneath(ctx.solution_dir, work, ("**/*",),
                       CopyLimits(max_bytes=ctx.spec.snapshot_max_bytes))
     if not (work / "finetune.sh").is_file():
-        return ScoreResult.invalid("finetune.sh is missing from the solution")
+        return ScoreResult.invalid("no_finetune_sh")
     lay_out(work, public, protected / "heldout_data.jsonl")
     run = _run(ctx, work)
     stopped = run.failure in (ChildFailure.TIMEOUT, ChildFailure.OUTPUT_CAP)
+    # Private (the score log's details, for the operator): everything the script chose.
     details: dict[str, object] = {"seconds": round(run.seconds, 3),
-                                  "exit_code": None if stopped else run.returncode}
-    failed = _failed(ctx, run, details)
+                                  "exit_code": None if stopped else run.returncode,
+                                  "failure": run.failure.value}
+    failed = _failed(run)
     if failed is not None:
+        details["output_tail"] = run.stderr_tail[-LOG_TAIL_CHARS:]
         return ScoreResult.invalid(failed, **details)
     state = read_weights(work, expected)
-    if isinstance(state, str):
-        return ScoreResult.invalid(state, **details)
+    if isinstance(state, Unusable):
+        return ScoreResult.invalid(state.reason, weights_problem=state.text, **details)
     distance = norm_distance(state, reference)
     threshold = ctx.profile.params_as(FoundryParams).norm_threshold
     details.update(norm=distance, threshold=threshold)
     if not distance < threshold:
-        return ScoreResult.invalid(
-            f"trained weights differ from the reference: norm {distance:.4g} >= "
-            f"{threshold:.4g} (the finetuning must keep its behaviour)", **details)
+        return ScoreResult.invalid("weights_differ", **details)
     raw = math.log(run.seconds)
-    return ScoreResult(raw=raw, message={"seconds": round(run.seconds, 2), "norm": distance,
-                                         "score": round(raw, 4)}, details=details)
+    # The time is the score (ln seconds), so it is shown; the norm never is (FEEDBACK).
+    return ScoreResult(raw=raw, message={"seconds": round(run.seconds, 1),
+                                         "score": round(raw, 2)}, details=details)

@@ -4,6 +4,7 @@ link), checked against the expected tensors, and the distance that decides valid
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
 
 import torch
@@ -16,27 +17,45 @@ WEIGHTS_FILE = "trained_model/model.safetensors"
 Expected = dict[str, tuple[tuple[int, ...], torch.dtype]]
 
 
+@dataclass(frozen=True)
+class Unusable:
+    """Why the trained weights cannot be scored: `reason`, a code of the environment's
+    feedback schema (the agent sees it), and `text`, the full explanation (private: the
+    weights were written by code that ran on held-out data, so the text may carry what
+    that code chose, e.g. an exception message built from a tensor name)."""
+
+    reason: str
+    text: str
+
+    def __str__(self) -> str:
+        return self.text
+
+
 def expected_of(reference: dict[str, torch.Tensor]) -> Expected:
     """Key -> (shape, dtype) of the reference weights."""
     return {k: (tuple(v.shape), v.dtype) for k, v in reference.items()}
 
 
-def read_weights(root: Path, expected: Expected) -> dict[str, torch.Tensor] | str:
-    """The tensors of `root`/trained_model/model.safetensors, or why they are unusable."""
+def read_weights(root: Path, expected: Expected) -> dict[str, torch.Tensor] | Unusable:
+    """The tensors of `root`/trained_model/model.safetensors, or why they are unusable
+    (reason `no_weights` or `bad_weights`)."""
     n_bytes = sum(math.prod(shape) * 4 for shape, _ in expected.values())
     try:
         data = read_beneath(root, WEIGHTS_FILE, max_bytes=n_bytes + (1 << 20))
     except FileNotFoundError:
-        return f"{WEIGHTS_FILE} was not written by finetune.sh"
+        return Unusable("no_weights", f"{WEIGHTS_FILE} was not written by finetune.sh")
     except UnsafePathError:
-        return f"{WEIGHTS_FILE} (or a folder above it) is a link or not a regular file"
+        return Unusable("bad_weights", f"{WEIGHTS_FILE} (or a folder above it) is a link or "
+                        "not a regular file")
     except ValueError:
-        return f"{WEIGHTS_FILE} is larger than the fp32 model"
+        return Unusable("bad_weights", f"{WEIGHTS_FILE} is larger than the fp32 model")
     try:
         state = dict(load_safetensors(data))
     except Exception as exc:  # any malformed file: an invalid submission
-        return f"{WEIGHTS_FILE} is not a safetensors file: {type(exc).__name__}: {exc}"[:400]
-    return check_weights(state, expected) or state
+        return Unusable("bad_weights", f"{WEIGHTS_FILE} is not a safetensors file: "
+                        f"{type(exc).__name__}: {exc}"[:400])
+    problem = check_weights(state, expected)
+    return state if problem is None else Unusable("bad_weights", problem)
 
 
 def check_weights(state: dict[str, torch.Tensor], expected: Expected) -> str | None:
