@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 
 from rebench.agents.replay import ReplayAgent
+from rebench.core import hardware
 from rebench.core.errors import ScoringHarnessError
+from rebench.core.hardware import load_stretch
 from rebench.core.score import ScoreResult
-from rebench.harness import scorer_process
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.records import RunStatus
@@ -27,7 +28,6 @@ from rebench.harness.run import create_run
 from rebench.harness.scorer_process import (
     TrustedMemoryError,
     TrustedTimeoutError,
-    load_stretch,
     watch_scorer,
 )
 from rebench.sandbox import Isolation
@@ -81,7 +81,7 @@ def test_the_deadline_stretches_with_the_load(monkeypatch: pytest.MonkeyPatch) -
     monkeypatch.setattr(os, "getloadavg", lambda: (6.0, 6.0, 6.0))
     assert load_stretch(2) == 3.0
     monkeypatch.setattr(os, "getloadavg", lambda: (40.0, 6.0, 6.0))
-    assert load_stretch(2) == scorer_process.MAX_LOAD_STRETCH
+    assert load_stretch(2) == hardware.MAX_LOAD_STRETCH
     monkeypatch.setattr(os, "getloadavg", lambda: (0.5, 6.0, 6.0))
     assert load_stretch(2) == 1.0
 

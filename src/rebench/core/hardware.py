@@ -22,6 +22,18 @@ def cpu_model() -> str:
     return platform.processor() or platform.machine()
 
 
+# Trusted deadlines stretch with the load average over the cores, up to this factor.
+MAX_LOAD_STRETCH = 4.0
+
+
+def load_stretch(cores: int | None = None) -> float:
+    """How much longer work may take now than on an idle machine: the 1-minute load
+    average over the cores, at least 1, at most MAX_LOAD_STRETCH. Deadlines multiplied by
+    it do not take a busy machine for a slow solution (or a slow trusted step)."""
+    cores = cores or usable_cores()
+    return min(MAX_LOAD_STRETCH, max(1.0, os.getloadavg()[0] / cores))
+
+
 def usable_cores() -> int:
     try:
         return len(os.sched_getaffinity(0))

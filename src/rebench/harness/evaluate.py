@@ -20,10 +20,10 @@ from rebench.core.calibration import (
     save_entry,
 )
 from rebench.core.errors import CalibrationError
+from rebench.core.hardware import usable_cores
 from rebench.core.normalize import Anchors, normalize
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Direction, EnvironmentSpec, Profile
-from rebench.harness.scorer_process import machine_cores
 from rebench.harness.scoring import agent_visible, official_score, snapshot_solution
 from rebench.harness.workspace import materialize_solution, require_prepared
 from rebench.sandbox import Isolation
@@ -163,14 +163,14 @@ def _measure(spec: EnvironmentSpec, profile: Profile, repeats: int, isolation: I
     if not sd_limit:
         return entry, ()
     found = find_interference(samples["starting"], samples["reference"], probes, load,
-                              sd_limit, machine_cores())
+                              sd_limit, usable_cores())
     return entry, tuple(found.reasons) if found.found else ()
 
 
 def _wait_for_quiet(limit_s: float) -> None:
     """Wait until the 1-minute load is below half the cores, at most `limit_s`."""
     deadline = time.monotonic() + limit_s
-    while os.getloadavg()[0] > machine_cores() / 2 and time.monotonic() < deadline:
+    while os.getloadavg()[0] > usable_cores() / 2 and time.monotonic() < deadline:
         time.sleep(2.0)
 
 

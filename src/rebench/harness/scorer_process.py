@@ -23,11 +23,10 @@ import time
 from dataclasses import dataclass
 
 from rebench.core.errors import ScoringHarnessError
+from rebench.core.hardware import load_stretch, usable_cores
 from rebench.sandbox.local import kill_group
 
 _POLL_S = 0.25
-# The deadline stretches with the load average over the cores, up to this factor.
-MAX_LOAD_STRETCH = 4.0
 
 
 class TrustedTimeoutError(ScoringHarnessError):
@@ -64,21 +63,6 @@ class ScorerUsage:
                 "scorer_deadline_s": round(self.deadline_s, 1), "contended": self.contended}
 
 
-def machine_cores() -> int:
-    """The cores this process may run on (a cgroup's cpuset, not the host's count)."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
-
-
-def load_stretch(cores: int | None = None) -> float:
-    """How much longer trusted work may take now than on an idle machine: the 1-minute
-    load average over the cores, at least 1, at most MAX_LOAD_STRETCH."""
-    cores = cores or machine_cores()
-    return min(MAX_LOAD_STRETCH, max(1.0, os.getloadavg()[0] / cores))
-
-
 def _rss_mb(pid: int) -> tuple[float, float]:
     """(current, peak) resident memory of `pid` in MB, from /proc (0 when gone)."""
     now = peak = 0.0
@@ -99,7 +83,7 @@ def watch_scorer(proc: subprocess.Popen[bytes], *, timeout_s: float,
     """Wait for the scorer process, stopping its whole session when it passes its memory
     bound (TrustedMemoryError) or its deadline (TrustedTimeoutError); the deadline is
     `timeout_s` stretched by the load seen while it runs. Returns its usage."""
-    cores = machine_cores()
+    cores = usable_cores()
     load_before = os.getloadavg()[0]
     start = time.monotonic()
     deadline_s = timeout_s * load_stretch(cores)

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
+from rebench.core.hardware import load_stretch
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import BwrapSandbox
 from rebench.scoring.context import ScoringContext
@@ -100,7 +101,8 @@ def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
               max_output_bytes: int = 64 << 20, clear_env: bool = False,
               output_file: Path | None = None) -> ChildOutcome:
     """Run `argv` in a fresh sandbox of the scoring (see ScoringContext.untrusted_argv) and
-    wait for it, at most `timeout_s`; never raises for anything the child does.
+    wait for it, at most `timeout_s` stretched by the machine's load
+    (core.hardware.load_stretch); never raises for anything the child does.
 
     Under local isolation the child gets the host's environment (without REBENCH_*) plus
     `env`, or with `clear_env` exactly `env`; a bwrap sandbox always builds its own.
@@ -112,6 +114,8 @@ def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
     that keeps the file open can neither hold the runner up nor write on. The file may
     grow to `max_output_bytes` (OUTPUT_CAP beyond); `stdout` comes back empty and
     `stderr_tail` is the file's tail."""
+    # A busy machine is not a slow solution: the time limit stretches with the load.
+    timeout_s *= load_stretch()
     sandbox = ctx.untrusted_sandbox(workdir=workdir, writable=writable, extra_ro=extra_ro,
                                     gpu=gpu, env=env)
     wrapped = sandbox.wrap(list(argv))
