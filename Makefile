@@ -13,7 +13,10 @@ setup:
 # anchors, run the starting and the reference agent, list the runs, write the report.
 demo: setup
 	$(BIN)/rebench prepare $(ENV) --profile $(PROFILE)
-	$(BIN)/rebench calibrate $(ENV) --profile $(PROFILE) --repeats 3
+	@# A timing environment's calibration refuses a busy machine (after measuring twice):
+	@# the demo then goes on with the profile's anchors, and says so.
+	$(BIN)/rebench calibrate $(ENV) --profile $(PROFILE) --repeats 3 || \
+	  echo "demo: calibration refused (busy machine); the runs use the profile's anchors"
 	$(BIN)/rebench run $(ENV) --agent start --profile $(PROFILE) --budget 10m
 	$(BIN)/rebench run $(ENV) --agent reference --profile $(PROFILE) --budget 10m
 	$(BIN)/rebench runs
