@@ -1,5 +1,6 @@
 """Every file in cheats/ is submitted as solution.py and scored officially (cpu profile):
-each must be invalid with a clear message, or score no better than the start."""
+each must be invalid with the right reason code (and nothing of its own words in what the
+agent sees), or score no better than the start."""
 
 from __future__ import annotations
 
@@ -10,21 +11,23 @@ import pytest
 from triton_cumsum_helpers import CHEATS, CpuEnv, Scorer
 
 from rebench.core.normalize import Anchors, normalize
+from rebench.environments.triton_cumsum.environment import FEEDBACK
 
-# What the agent must be told, per cheat that is refused outright (NaN).
+# The reason the agent must be told (environment.FEEDBACK), per cheat refused outright.
 EXPECTED_MESSAGE = {
-    "stack_walk.py": "wrong result",
-    "lying_tensor.py": "plain torch.Tensor",
-    "cached_outputs.py": "wrong result",
-    "early_done_thread.py": "wrong result",
-    "early_start.py": "wrong result",
-    "fork_escape.py": "wrong result",
-    "crash.py": "died",
-    "hang.py": "did not finish within",
-    "wrong_dtype.py": "int32",
-    "wrong_device.py": "on cpu",
-    "early_message.py": "unexpected message",
-    "import_error.py": "could not load solution.py",
+    "stack_walk.py": "wrong_result",
+    "lying_tensor.py": "not_plain_tensor",
+    "cached_outputs.py": "wrong_result",
+    "early_done_thread.py": "wrong_result",
+    "early_start.py": "wrong_result",
+    "prearmed_thread.py": "wrong_result",
+    "fork_escape.py": "wrong_result",
+    "crash.py": "crash",
+    "hang.py": "timeout",
+    "wrong_dtype.py": "wrong_dtype",
+    "wrong_device.py": "wrong_device",
+    "early_message.py": "protocol",
+    "import_error.py": "load_failed",
     "kill_scorer.py": "",  # the scorer may be killed (local) or not (sandboxed): NaN either way
 }
 # Cheats that compute the right answer honestly and only lie about time: no better than
@@ -48,7 +51,10 @@ def test_cheat_is_invalid(name: str, score_solution: Scorer, cpu_env: CpuEnv,
                           tmp_path_factory: pytest.TempPathFactory) -> None:
     result = score_solution(CHEATS / name)
     assert not result.valid, f"{name} scored {result.raw}: {result.message}"
-    assert EXPECTED_MESSAGE[name] in result.message["error"], result.message
+    assert FEEDBACK.conforms(result.message), result.message
+    if EXPECTED_MESSAGE[name]:
+        assert result.message["reason"] == EXPECTED_MESSAGE[name], (
+            result.message, result.details.get("detail"))
     if name == "hang.py":  # a hang costs at most one call's limit (plus start-up and slack)
         limit = float(cpu_env.profile.params["call_timeout_s"])
         assert result.details["scoring_wall_s"] < limit + 40

@@ -227,8 +227,9 @@ def test_a_solution_error_is_a_clear_submission_error(tmp_path: Path) -> None:
     session = _session(tmp_path, "def prefix_sum(x):\n    raise ValueError('nope')\n")
     try:
         session.start()
-        with pytest.raises(SubmissionError, match="ValueError: nope"):
+        with pytest.raises(SubmissionError, match="ValueError: nope") as raised:
             session.call("call 1", slot=0, keep=False)
+        assert raised.value.reason == "call_raised"
     finally:
         session.close()
         session.transport.close()

@@ -25,10 +25,19 @@ def fresh_seed() -> int:
     return int.from_bytes(os.urandom(8), "little") & ((1 << 63) - 1)
 
 
+def input_generator(seed: int, device: torch.device | str) -> torch.Generator:
+    """The generator `draw_input` uses for `seed` (made ahead where the draw is timed)."""
+    return torch.Generator(device=device).manual_seed(seed)
+
+
+def fill_input(dest: torch.Tensor, gen: torch.Generator) -> None:
+    """Fill `dest` from a fresh `input_generator`: the same values as `draw_input`."""
+    dest.random_(VALUE_LOW, VALUE_HIGH, generator=gen)
+
+
 def draw_input(dest: torch.Tensor, seed: int) -> None:
     """Fill `dest` with the input of `seed` (same values for the same seed and device)."""
-    gen = torch.Generator(device=dest.device).manual_seed(seed)
-    dest.random_(VALUE_LOW, VALUE_HIGH, generator=gen)
+    fill_input(dest, input_generator(seed, dest.device))
 
 
 def make_input(n: int, seed: int, device: str) -> torch.Tensor:

@@ -97,18 +97,19 @@ def _load_solution(solution_dir: str) -> tuple[Any, bool]:
 
 
 def _check_result(y: Any, out: Any, n: int) -> str | None:
-    """Why `y` cannot be the answer, or None. Only a courtesy: the scorer verifies."""
+    """Why `y` cannot be the answer (a reason code, a newline, the details), or None.
+    Only a courtesy: the scorer verifies."""
     import torch
 
     if type(y) is not torch.Tensor:
-        return f"prefix_sum must return a plain torch.Tensor, got {type(y).__module__}." \
-               f"{type(y).__qualname__}"
+        return (f"not_plain_tensor\nprefix_sum must return a plain torch.Tensor, got "
+                f"{type(y).__module__}.{type(y).__qualname__}")
     if y.dtype != torch.int32:
-        return f"prefix_sum must return int32, got {y.dtype}"
+        return f"wrong_dtype\nprefix_sum must return int32, got {y.dtype}"
     if y.device != out.device:
-        return f"prefix_sum must return a tensor on {out.device}, got one on {y.device}"
+        return f"wrong_device\nprefix_sum must return a tensor on {out.device}, got {y.device}"
     if tuple(y.shape) != (n,):
-        return f"prefix_sum must return shape ({n},), got {tuple(y.shape)}"
+        return f"wrong_shape\nprefix_sum must return shape ({n},), got {tuple(y.shape)}"
     return None
 
 
@@ -174,22 +175,23 @@ def main(argv: list[str]) -> int:
         x, out = _cuda_buffers(args) if args.device == "cuda" else _cpu_buffers(args)
         fn, accepts_out = _load_solution(args.solution_dir)
     except BaseException as exc:
-        _report(args.done_fd, exc, "could not load solution.py")
+        _report(args.done_fd, exc, "load_failed", "could not load solution.py")
         return 1
     send(args.done_fd, Tag.READY)
     try:
         serve = _serve_gpu if args.device == "cuda" else _serve_cpu
         serve(fn, accepts_out, x, out, args)
     except BaseException as exc:
-        _report(args.done_fd, exc, "prefix_sum raised")
+        _report(args.done_fd, exc, "call_raised", "prefix_sum raised")
         return 1
     return 0
 
 
-def _report(done_fd: int, exc: BaseException, what: str) -> None:
-    """Send the exception's last line to the scorer; the traceback goes to stderr."""
+def _report(done_fd: int, exc: BaseException, code: str, what: str) -> None:
+    """Send the reason code and the exception's last line to the scorer (which keeps the
+    line private); the traceback goes to stderr (the child's log, private too)."""
     lines = traceback.format_exception_only(type(exc), exc)
-    text = f"{what}: {''.join(lines).strip()}"
+    text = f"{code}\n{what}: {''.join(lines).strip()}"
     trace = traceback.format_exc()
     print(trace, file=sys.stderr, flush=True)
     with contextlib.suppress(OSError):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rebench.core.feedback import Feedback
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
 
 
@@ -96,9 +97,40 @@ GPU = Profile(
     scoring_timeout_s=600.0,
 )
 
+# What a score may tell the agent (core/feedback.py). Every failure is one of these codes
+# (plus the common ones: timeout, crash, ...) with its fixed sentence; the child's exception
+# text, exit status, log and every per-call time stay in the private details, so code that
+# ran on the scorer's inputs cannot write into the message. Numbers: the score itself
+# (ms, raw) and the number of timed calls, a constant of the profile.
+FEEDBACK = Feedback(
+    reasons={
+        "missing_solution": "solution.py is missing from the submission",
+        "no_gpu": "this profile needs a CUDA GPU, and the scorer sees none",
+        "load_failed": "solution.py could not be imported, or it defines no callable "
+                       "prefix_sum (import it yourself to see the error)",
+        "load_timeout": "solution.py did not finish loading within the start-up limit",
+        "call_raised": "prefix_sum raised an exception (call it yourself on a random input "
+                       "to see it)",
+        "not_plain_tensor": "prefix_sum must return a plain torch.Tensor (no subclass, no "
+                            "other type)",
+        "wrong_dtype": "prefix_sum must return an int32 tensor",
+        "wrong_device": "prefix_sum must return a tensor on the device of its input",
+        "wrong_shape": "prefix_sum must return a tensor of the input's shape",
+        "protocol": "the solution process wrote to the scorer's pipe or flag page out of turn",
+        "process_tree": "the solution's processes kept multiplying while the scorer froze them",
+        "gpu_busy": "the GPU was busy with other work while the scorer prepared a batch: no "
+                    "GPU work may keep running between calls, and no other GPU process may "
+                    "run during scoring",
+        "wrong_result": "a timed call's output differs from the correct answer",
+        "unfinished": "an output was not yet right when its batch was reported done: all "
+                      "work must be finished inside the call",
+    },
+    numbers={"ms": 4, "raw": 6, "timed_calls": 0},
+)
+
 SPEC = EnvironmentSpec(
     id="triton_cumsum",
-    version="1.2.0",
+    version="1.3.0",
     title="Optimize a Kernel",
     direction=Direction.LOWER,
     raw_score_meaning=(
@@ -115,6 +147,7 @@ SPEC = EnvironmentSpec(
     solution_globs=("**/*.py",),
     child_modules=("child", "protocol"),
     params_type=TritonParams,
+    feedback=FEEDBACK,
     snapshot_max_bytes=4 * 1024 * 1024,
     paper_starting_raw=1.5535302804958044,
     paper_reference_raw=0.4700036292457356,

@@ -5,27 +5,33 @@ The scorer owns `batch` pairs of CUDA input and output buffers (shared once with
 through CUDA IPC) and a small shared-memory flag page (a sealed memfd inherited by the
 child; no path on disk). Calls are timed in batches, one batch per sample:
 
-1. prepare (the child's processes frozen): on the scorer's own stream, draw a fresh input
-   into every slot, poison every output, draw secret sample positions. GPU contexts are
-   time-sliced: if anything else keeps the GPU busy meanwhile (a solution kernel left
-   running to start early, a hog), the scorer's own work waits for its turn. Each slot's
-   work is timed on the wall clock and with the scorer's CUDA events (which count only
-   once its work runs); if the difference, summed over the batch, exceeds a limit, the
-   batch is refused.
-2. time: the clock starts, the child's tree is resumed, and for each slot in turn the slot
-   and the call's number are written to the flag page (the child busy-waits on it) and
-   the scorer busy-waits for the child's done number. After the last call the scorer
-   reads every output at its secret lattice of positions with strided copies on a copy
-   engine (strided_read.py) and waits for them; then the clock stops. "Done" is
-   established by the scorer's own read, not by anything the child says: nothing orders
-   the copies after the child's kernels, so work the child left running leaves sampled
-   positions unwritten (the batch is wrong). A child that reports one call early only
-   moves time into the next call of the same batch. Nothing is subtracted: the sample is
-   the batch's time over its number of calls.
+1. prepare (the child's processes frozen): on the scorer's own stream, poison every
+   output and draw secret sample positions and the seeds of the inputs. No input of the
+   batch exists yet: whatever the child left armed on the GPU (a kernel, a stream waiting
+   on a memory value) has nothing to compute on. GPU contexts are time-sliced: if
+   anything else keeps the GPU busy meanwhile (a solution kernel left running, a hog),
+   the scorer's own work waits for its turn. Each slot's work is timed on the wall clock
+   and with the scorer's CUDA events (which count only once its work runs); if the
+   difference, summed over the batch, exceeds a limit, the batch is refused.
+2. time: the clock starts, the child's tree is resumed, and the scorer draws every
+   slot's fresh input on its stream and waits for it (`draw`): the inputs come into
+   existence inside the clock, so no work of the child on them, armed before or not,
+   can run outside it (a probe in 1.2.0 finished several calls' work in the untimed
+   preparation, 17-18% faster than the same kernels run honestly). Then for each slot in
+   turn the slot and the call's number are written to the flag page (the child
+   busy-waits on it) and the scorer busy-waits for the child's done number. After the
+   last call the scorer reads every output at its secret lattice of positions with
+   strided copies on a copy engine (strided_read.py) and waits for them; then the clock
+   stops. "Done" is established by the scorer's own read, not by anything the child
+   says: nothing orders the copies after the child's kernels, so work the child left
+   running leaves sampled positions unwritten (the batch is wrong). A child that reports
+   one call early only moves time into the next call of the same batch. Nothing is
+   subtracted: the sample is the batch's time over its number of calls.
 3. after the clock: the tree is frozen and every output is hashed with secret weights; the
    expected answers (and their hashes) are computed only after the child is dead.
 
-One wake-up, the first call's cold launch path and the strided read per batch are the
+One wake-up, the drawing of the inputs (about 0.1 ms per call on an H200: a write of
+the input), the first call's cold launch path and the strided read per batch are the
 protocol's cost; a batch of B calls spreads them over B calls.
 """
 
@@ -40,8 +46,9 @@ from dataclasses import dataclass
 import torch
 
 from rebench.environments.triton_cumsum.buffers import (
-    draw_input,
+    fill_input,
     fresh_seed,
+    input_generator,
     poison,
     sealed_memfd,
 )
@@ -77,6 +84,12 @@ class Prepared:
     prep_ms: float
     waited_ms: float
     dests: tuple[torch.Tensor, ...]  # pinned host buffers the gather reads into, per slot
+    generators: tuple[torch.Generator, ...] = ()  # seeded with `seeds`, used by `draw`
+
+
+def pinned_int32(size: int) -> torch.Tensor:
+    """A pinned host buffer the gather reads a lattice into."""
+    return torch.empty(size, dtype=torch.int32, pin_memory=True)
 
 
 def hash_output(out: torch.Tensor, weights: torch.Tensor) -> torch.Tensor:
@@ -101,7 +114,7 @@ class CudaTransport:
         self.flags = memoryview(self._map).cast("q")
         self._events = (torch.cuda.Event(enable_timing=True),  # type: ignore[no-untyped-call]
                         torch.cuda.Event(enable_timing=True))  # type: ignore[no-untyped-call]
-        self.prepare()  # warm-up: allocator, generator kernels, clocks
+        self.draw(self.prepare())  # warm-up: allocator, generator kernels, clocks
 
     @property
     def batch(self) -> int:
@@ -123,20 +136,21 @@ class CudaTransport:
 
     # ---- per batch -------------------------------------------------------------------
     def prepare(self) -> Prepared:
-        """Fresh inputs, poisoned outputs, secret positions, slot by slot on the scorer's
-        stream, each slot waited for and timed twice: on the wall clock and with the
-        scorer's CUDA events (GPU time of its own work once it runs)."""
+        """Poisoned outputs, secret positions and the inputs' seeds, slot by slot on the
+        scorer's stream, each slot waited for and timed twice: on the wall clock and with
+        the scorer's CUDA events (GPU time of its own work once it runs). Draws no input:
+        that is `draw`, inside the clock."""
         seeds, positions, waited = [], [], 0.0
         began = time.perf_counter()
         first, last = self._events
-        for x, out in zip(self.xs, self.outs, strict=True):
+        for out in self.outs:
             seed = fresh_seed()
             slot_began = time.perf_counter()
             with torch.cuda.stream(self.stream):
                 first.record()
-                draw_input(x, seed)
-                poison(out, seed)
-                # From a seed of their own: nothing about them follows from x.
+                # Poison and positions from seeds of their own: the child may read the
+                # poisoned output before the clock, and nothing in it follows from x.
+                poison(out, fresh_seed())
                 positions.append(draw_lattice(self.n, LATTICE_SAMPLES, LATTICE_WIDTH,
                                               fresh_seed()))
                 last.record()
@@ -144,10 +158,18 @@ class CudaTransport:
             wall = (time.perf_counter() - slot_began) * 1e3
             waited += max(0.0, wall - first.elapsed_time(last))
             seeds.append(seed)
-        dests = tuple(torch.empty(p.rows * p.width, dtype=torch.int32, pin_memory=True)
-                      for p in positions)
+        dests = tuple(pinned_int32(p.rows * p.width) for p in positions)
+        generators = tuple(input_generator(seed, self.xs[0].device) for seed in seeds)
         return Prepared(tuple(seeds), tuple(positions), (time.perf_counter() - began) * 1e3,
-                        waited, dests)
+                        waited, dests, generators)
+
+    def draw(self, prepared: Prepared) -> None:
+        """Draw every slot's input from its seed and wait for it: the first step inside
+        the clock (the child may already run; its GPU work then shares the clock's time)."""
+        with torch.cuda.stream(self.stream):
+            for x, gen in zip(self.xs, prepared.generators, strict=True):
+                fill_input(x, gen)
+        self.stream.synchronize()
 
     def gather(self, prepared: Prepared) -> list[torch.Tensor]:
         """Read every output at its secret positions and wait for it: the last step inside

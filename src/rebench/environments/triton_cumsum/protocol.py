@@ -24,6 +24,12 @@ FLAG_BYTES = 64
 GO, DONE, SLOT = 0, 1, 2
 SEEN, RETURNED, SYNCED = 3, 4, 5
 
+# What an ERROR message's first line may say (its reason code; the rest of the payload is
+# the child's own text, which the scorer keeps private). Each is a reason of
+# environment.FEEDBACK; anything else the scorer reads as a protocol breach.
+CHILD_REASONS = frozenset({"load_failed", "call_raised", "not_plain_tensor", "wrong_dtype",
+                           "wrong_device", "wrong_shape"})
+
 # Upper bound on any payload, so a hostile child cannot make the scorer buffer gigabytes.
 MAX_PAYLOAD = 64 * 1024
 _LEN = struct.Struct("<I")

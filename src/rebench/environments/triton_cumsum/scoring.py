@@ -40,9 +40,9 @@ def score(ctx: ScoringContext) -> ScoreResult:
     """Time and verify the snapshot's `prefix_sum`; NaN with a reason for any failure."""
     plan = ctx.profile.params_as(TritonParams)
     if not (ctx.solution_dir / "solution.py").is_file():
-        return ScoreResult.invalid("solution.py is missing from the submission")
+        return ScoreResult.invalid("missing_solution")
     if plan.device == "cuda" and not torch.cuda.is_available():
-        return ScoreResult.invalid("this profile needs a CUDA GPU, and none is visible")
+        return ScoreResult.invalid("no_gpu")
     threads = torch.get_num_threads()
     if plan.device == "cpu":
         # One scorer thread while the solution runs: idle intra-op workers spinning after
@@ -68,7 +68,7 @@ def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport
         calls = _run_calls(session, plan, details)
     except SubmissionError as exc:
         details["child_log_tail"] = session.log_tail()
-        return ScoreResult.invalid(str(exc), **details)
+        return ScoreResult.invalid(exc.reason, detail=exc.detail, **details)
     finally:
         session.close()  # the tree is dead before any expected output exists
     details["child_log_tail"] = session.log_tail()
@@ -78,7 +78,8 @@ def _score_with(ctx: ScoringContext, plan: TritonParams, transport: CpuTransport
     torch.set_num_threads(verify_threads)  # the child tree is dead: nothing is timed now
     problem = _verify(calls, plan, transport)
     if problem is not None:
-        return ScoreResult.invalid(problem, **details)
+        reason, detail = problem
+        return ScoreResult.invalid(reason, detail=detail, **details)
     return _result(times_ms, plan.statistic, details)
 
 
@@ -125,6 +126,7 @@ def _run_batches(session: ChildSession, plan: TritonParams,
     details["prep_ms_max"] = round(max(b.prep_ms for b in batches), 4)
     details["prep_waited_ms_max"] = round(max(b.waited_ms for b in batches), 4)
     details["prep_limit_ms"] = round(session.prep_limit_ms, 4)
+    details["draw_ms"] = [round(b.draw_ms, 4) for b in batches[warmups:]]
     details["batch"] = plan.batch
     details["timed_calls"] = (len(batches) - warmups) * plan.batch
     # When the scorer saw each call's done flag: where the time of each batch went.
@@ -136,8 +138,11 @@ def _run_batches(session: ChildSession, plan: TritonParams,
     return list(batches[warmups:])
 
 
+Problem = tuple[str, str]  # (reason code of environment.FEEDBACK, private detail)
+
+
 def _verify(calls: list[Call], plan: TritonParams,
-            transport: CpuTransport | CudaTransport) -> str | None:
+            transport: CpuTransport | CudaTransport) -> Problem | None:
     """Check each timed output against the scorer's own answer (the child is dead)."""
     for i, call in enumerate(calls, start=1):
         if isinstance(call, GpuBatchResult):
@@ -149,34 +154,33 @@ def _verify(calls: list[Call], plan: TritonParams,
             problem = _verify_cpu(call, expected, plan.n)
             where = f"timed call {i}"
         if problem is not None:
-            return f"{where}: {problem}"
+            return problem[0], f"{where}: {problem[1]}"
     return None
 
 
-def _verify_cpu(call: CallResult, expected: torch.Tensor, n: int) -> str | None:
+def _verify_cpu(call: CallResult, expected: torch.Tensor, n: int) -> Problem | None:
     if call.snapshot is None:
-        return "no output was captured"
+        return "wrong_result", "no output was captured"
     if torch.equal(call.snapshot, expected):
         return None
     wrong = (call.snapshot != expected).nonzero()
     first = int(wrong[0, 0])
-    return (f"wrong result at {wrong.shape[0]} of {n} positions "
-            f"(first at index {first}: got {int(call.snapshot[first])})")
+    return "wrong_result", (f"wrong at {wrong.shape[0]} of {n} positions "
+                            f"(first at index {first}: got {int(call.snapshot[first])})")
 
 
 def _verify_gpu(batch: GpuBatchResult, plan: TritonParams,
-                transport: CudaTransport) -> str | None:
+                transport: CudaTransport) -> Problem | None:
     for slot, seed in enumerate(batch.seeds):
         expected = expected_prefix_sum(make_input(plan.n, seed, plan.device))
         positions = batch.positions[slot].positions(expected.device)
         seen = batch.samples[slot].to(expected.device)
         wrong = int((expected[positions] != seen).sum())
         if wrong:
-            return (f"call {slot + 1}: wrong result when the batch was reported done: "
-                    f"{wrong} of {positions.numel()} positions the scorer read then were "
-                    "not (yet) right; all work must be finished inside the call")
+            return "unfinished", (f"call {slot + 1}: {wrong} of {positions.numel()} "
+                                  "positions read when the batch was done were not right")
         if not torch.equal(hash_output(expected, transport.weights), batch.digests[slot]):
-            return f"call {slot + 1}: wrong result (the output differs from the correct answer)"
+            return "wrong_result", f"call {slot + 1}: the output's hash differs"
     return None
 
 
@@ -186,8 +190,9 @@ def _result(times_ms: list[float], statistic: str, details: dict[str, Any]) -> S
     details["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     return ScoreResult(
         raw=raw,
+        # The score itself and a public count only (environment.FEEDBACK): the machine's
+        # load, the per-call times and the child's log stay in the private details.
         message={"ms": round(ms, 4), "raw": round(raw, 6),
-                 "timed_calls": details.get("timed_calls", len(times_ms)),
-                 "load": details["load_after"]},
+                 "timed_calls": details.get("timed_calls", len(times_ms))},
         details=details,
     )

@@ -3,8 +3,12 @@
 cpu, per call: while the child's process tree is frozen, draw a fresh input and poison the
 output; start the clock, resume the tree, send `go` over a pipe, wait for `done`, freeze
 the whole tree (SIGSTOP) and stop the clock; copy the output out while it is frozen.
-gpu, per call: see gpu_transport.py (flag page, busy waits, the scorer's own gather ends
-the clock). Verification happens later, after the child is dead.
+gpu, per batch: see gpu_transport.py (outputs poisoned while the tree is frozen; the clock
+starts before any input of the batch exists; flag page, busy waits; the scorer's own
+gather ends the clock). Verification happens later, after the child is dead.
+
+Every failure is a SubmissionError with a reason code (environment.FEEDBACK) for the
+agent and a free text (labels, exit status, the child's words) kept in private details.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import torch
 from rebench.environments.triton_cumsum.buffers import CpuTransport, draw_input, fresh_seed, poison
 from rebench.environments.triton_cumsum.gpu_transport import CudaTransport
 from rebench.environments.triton_cumsum.protocol import (
+    CHILD_REASONS,
     DONE,
     ChildGone,
     ProtocolError,
@@ -39,7 +44,21 @@ MAX_FILE_BYTES = 256 * 1024 * 1024  # compiler caches of a solution fit easily
 
 
 class SubmissionError(Exception):
-    """The submission failed; the text is the agent-visible reason."""
+    """The submission failed: `reason` is a code of environment.FEEDBACK (all the agent
+    sees), `detail` the free text for the operator (never shown to the agent)."""
+
+    def __init__(self, reason: str, detail: str = "") -> None:
+        super().__init__(f"{reason}: {detail}" if detail else reason)
+        self.reason = reason
+        self.detail = detail
+
+
+def child_error(text: str, where: str = "") -> SubmissionError:
+    """The error the child reported: its first line is a code (protocol.CHILD_REASONS),
+    the rest its own words. An unknown code is a protocol breach."""
+    code, _, rest = text.partition("\n")
+    reason = code if code in CHILD_REASONS else "protocol"
+    return SubmissionError(reason, f"{where}: {rest or text}" if where else (rest or text))
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,7 @@ class GpuBatchResult:
     call_ms: tuple[float, ...]
     trace_ms: tuple[tuple[float, ...], ...] = ()
     gather_ms: float = 0.0
+    draw_ms: float = 0.0  # inside the clock: drawing the batch's inputs
 
 
 @dataclass
@@ -117,16 +137,17 @@ class ChildSession:
             message = receive(self._done, deadline)
         except Timeout:
             raise SubmissionError(
-                f"solution.py did not finish loading within {self.startup_timeout_s:.0f} s"
+                "load_timeout", f"not loaded within {self.startup_timeout_s:.0f} s"
             ) from None
         except ChildGone:
             raise self._died("while loading solution.py") from None
         except ProtocolError as exc:
-            raise SubmissionError(f"the solution process broke the protocol: {exc}") from None
+            raise SubmissionError("protocol", f"while loading: {exc}") from None
         if message.tag is Tag.ERROR:
-            raise SubmissionError(message.text)
+            raise child_error(message.text)
         if message.tag is not Tag.READY:
-            raise SubmissionError(f"unexpected message {message.tag.name} while loading")
+            raise SubmissionError("protocol", f"unexpected message {message.tag.name} "
+                                  "while loading")
 
     def close(self) -> None:
         """Kill the whole child tree (always safe to call)."""
@@ -166,21 +187,22 @@ class ChildSession:
         """gpu: one batch of calls on fresh inputs (gpu_transport.py says how it is timed)."""
         transport = self._gpu()
         tree = self._tree()
-        prepared = transport.prepare()  # the tree is frozen: nothing of it runs on the CPU
+        # The tree is frozen (nothing of it runs on the CPU) and no input of the batch
+        # exists yet: GPU work the child left armed has nothing to work on until the clock.
+        prepared = transport.prepare()
         if prepared.waited_ms > self.prep_limit_ms:
             raise SubmissionError(
-                f"{label}: the GPU was busy with other work while the scorer drew the inputs "
-                f"(its own GPU work waited {prepared.waited_ms:.2f} ms for the GPU): no GPU "
-                "work may keep running between calls, and no other GPU process may run "
-                "during scoring"
-            )
+                "gpu_busy", f"{label}: the scorer's own GPU work waited "
+                f"{prepared.waited_ms:.2f} ms for the GPU while it prepared the batch")
         self._no_early_message(label)
         if transport.flags[DONE] != self._calls:
-            raise SubmissionError(f"{label}: the solution wrote the done flag before it was "
-                                  "asked")
+            raise SubmissionError("protocol", f"{label}: the done flag was written before "
+                                  "it was asked")
         call_ns, stamps = [], []
         start = time.perf_counter_ns()
         tree.resume()
+        transport.draw(prepared)  # the inputs come into existence inside the clock
+        drawn = time.perf_counter_ns()
         for slot in range(transport.batch):
             self._calls += 1
             deadline = start + int(self.call_timeout_s * 1e9) * (slot + 1)
@@ -200,14 +222,14 @@ class ChildSession:
             call_ms=tuple((b - a) / 1e6 for a, b in itertools.pairwise(marks)),
             trace_ms=tuple(_trace(start, stamp, done)
                            for stamp, done in zip(stamps, call_ns, strict=True)),
-            gather_ms=(stop - call_ns[-1]) / 1e6,
+            gather_ms=(stop - call_ns[-1]) / 1e6, draw_ms=(drawn - start) / 1e6,
         )
 
     def _no_early_message(self, label: str) -> None:
         if pending(self._done):
             if not os.read(self._done, 1):
                 raise self._died(f"before {label}")
-            raise SubmissionError(f"{label}: the solution sent a message before it was asked")
+            raise SubmissionError("protocol", f"{label}: a message before it was asked")
 
     def _check_waiting(self, label: str, deadline_ns: int) -> None:
         """While the scorer busy-waits on the done flag: errors, death, the time limit."""
@@ -215,23 +237,24 @@ class ChildSession:
             self._await_done(label, expect=Tag.ERROR)
         if time.perf_counter_ns() > deadline_ns:
             raise SubmissionError(
-                f"{label} did not finish within the {self.call_timeout_s:.0f} s limit")
+                "timeout", f"{label}: over the {self.call_timeout_s:.0f} s limit per call")
 
     def _await_done(self, label: str, expect: Tag = Tag.DONE) -> None:
         try:
             message = receive(self._done, time.monotonic() + self.call_timeout_s)
         except Timeout:
             raise SubmissionError(
-                f"{label} did not finish within the {self.call_timeout_s:.0f} s limit"
+                "timeout", f"{label}: over the {self.call_timeout_s:.0f} s limit per call"
             ) from None
         except ChildGone:
             raise self._died(f"during {label}") from None
         except ProtocolError as exc:
-            raise SubmissionError(f"the solution process broke the protocol: {exc}") from None
+            raise SubmissionError("protocol", f"{label}: {exc}") from None
         if message.tag is Tag.ERROR:
-            raise SubmissionError(f"{label}: {message.text}")
+            raise child_error(message.text, label)
         if message.tag is not expect:
-            raise SubmissionError(f"{label}: unexpected message {message.tag.name}")
+            raise SubmissionError("protocol", f"{label}: unexpected message "
+                                  f"{message.tag.name}")
 
     def _cpu(self) -> CpuTransport:
         if not isinstance(self.transport, CpuTransport):
@@ -252,14 +275,14 @@ class ChildSession:
         try:
             return self._tree().freeze()
         except ChildTreeError as exc:
-            raise SubmissionError(str(exc)) from None
+            raise SubmissionError("process_tree", str(exc)) from None
 
     # ---- errors ----------------------------------------------------------------------
     def _died(self, when: str) -> SubmissionError:
         how = self.child.exit_text() if self.child is not None else "it never started"
         tail = self.log_tail()
         text = f"the solution process died {when} ({how})"
-        return SubmissionError(text + (f"; its last output:\n{tail}" if tail else ""))
+        return SubmissionError("crash", text + (f"; its last output:\n{tail}" if tail else ""))
 
     def log_tail(self) -> str:
         """The end of the child's output."""
