@@ -19,7 +19,13 @@ from rebench.environments.restricted_mlm.export_child import (
     export_model,
     graph_data,
 )
-from rebench.environments.restricted_mlm.graph_check import GraphError, parse_graph, run
+from rebench.environments.restricted_mlm.graph_check import (
+    GraphError,
+    Limits,
+    parse_graph,
+    plan,
+    run,
+)
 from rebench.environments.restricted_mlm.prepare import split_heldout
 
 VOCAB = 64
@@ -143,11 +149,9 @@ def _deep_text(conv_graph: Any) -> str:
 def test_meta_pass_bounds_memory(conv_graph: Any) -> None:
     _, graph, tensors = conv_graph
     program = parse_graph(json.dumps(graph), tensors)
-    meta = {k: torch.empty_like(v, device="meta") for k, v in tensors.items()}
-    tokens = torch.zeros((8, 128), dtype=torch.long, device="meta")
-    assert tuple(run(program, tokens, meta, 1 << 24).shape) == (8, 128, VOCAB)
+    assert plan(program, tensors, 8, 128, VOCAB, Limits(1 << 24, 1 << 30, 1 << 40)).macs > 0
     with pytest.raises(GraphError, match="more than the limit"):
-        run(program, tokens, meta, 1000)
+        plan(program, tensors, 8, 128, VOCAB, Limits(1000, 1 << 30, 1 << 40))
 
 
 def test_getitem_only_on_lists(conv_graph: Any) -> None:

@@ -75,12 +75,19 @@ def run_export(ctx: ScoringContext, request: ExportRequest) -> Export:
                             max_output_bytes=MAX_LOG_BYTES,
                             output_file=ctx.scratch_dir / LOG_FILE)
         tail = outcome.stderr_tail[-2000:]
+        # The runner's own codes (timeout, output_cap, memory): the child's exit status
+        # and output stay private.
         if outcome.failure is ChildFailure.TIMEOUT:
-            raise GraphError(f"exporting the model took longer than {request.timeout_s:.0f} s "
-                             "(get_trained_model() and one forward)")
+            raise GraphError(outcome.reason, f"exporting the model took longer than "
+                             f"{request.timeout_s:.0f} s (get_trained_model() and one "
+                             "forward)", **outcome.private())
         if outcome.failure is ChildFailure.OUTPUT_CAP:
-            raise GraphError(f"exporting the model printed more than {MAX_LOG_BYTES >> 20} MB "
-                             "of output (get_trained_model() and one forward)")
+            raise GraphError(outcome.reason, f"exporting the model printed more than "
+                             f"{MAX_LOG_BYTES >> 20} MB of output (get_trained_model() and "
+                             "one forward)", **outcome.private())
+        if outcome.failure is ChildFailure.MEMORY:
+            raise GraphError(outcome.reason, "exporting the model ran out of memory",
+                             **outcome.private())
         return _collect(workdir, request, outcome.seconds, tail)
 
 
@@ -89,14 +96,15 @@ def _collect(workdir: Path, request: ExportRequest, child_s: float, tail: str) -
     try:
         error = _read(dfd, export_child.ERROR_FILE, MAX_ERROR_BYTES)
         if error is not None:
-            raise GraphError("model.py could not be exported: " + _error_text(error))
+            raise GraphError("export_failed", "model.py could not be exported: "
+                             + _error_text(error))
         graph = _read(dfd, export_child.GRAPH_FILE, MAX_GRAPH_BYTES)
         blob = _read(dfd, export_child.TENSORS_FILE, request.max_tensor_bytes)
     finally:
         os.close(dfd)
     if graph is None or blob is None:
-        raise GraphError("the export child ended without a graph (it crashed or was "
-                         f"killed); its output ended with: {tail[-600:]}")
+        raise GraphError("crash", "the export child ended without a graph (it crashed or "
+                         f"was killed); its output ended with: {tail[-600:]}")
     return Export(graph.decode(errors="replace"), load_tensors(blob), child_s, tail)
 
 
@@ -107,14 +115,16 @@ def _read(dfd: int, name: str, limit: int) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise GraphError(f"{name} from the export child cannot be read ({exc.strerror})") from None
+        raise GraphError("bad_output", f"{name} from the export child cannot be read "
+                         f"({exc.strerror})") from None
     try:
         info = os.fstat(fd)
         if not stat.S_ISREG(info.st_mode):
-            raise GraphError(f"{name} from the export child is not a regular file")
+            raise GraphError("bad_output", f"{name} from the export child is not a regular "
+                             "file")
         if info.st_size > limit:
-            raise GraphError(f"{name} is {info.st_size / 1e6:.1f} MB, more than the limit "
-                             f"{limit / 1e6:.1f} MB")
+            raise GraphError("too_large", f"{name} is {info.st_size / 1e6:.1f} MB, more than "
+                             f"the limit {limit / 1e6:.1f} MB")
         with os.fdopen(os.dup(fd), "rb") as fh:
             return fh.read(limit + 1)[:limit]
     finally:
@@ -136,10 +146,13 @@ def load_tensors(blob: bytes) -> dict[str, torch.Tensor]:
     try:
         tensors = load(blob)
     except Exception as exc:  # malformed file from the child
-        raise GraphError(f"the tensors file is not valid safetensors: {str(exc)[:200]}") from None
+        raise GraphError("bad_output", "the tensors file is not valid safetensors: "
+                         f"{str(exc)[:200]}") from None
     for name, value in tensors.items():
         if value.dtype not in _TENSOR_DTYPES:
-            raise GraphError(f"tensor {name[:60]} has dtype {value.dtype}, not allowed")
+            raise GraphError("forbidden_dtype", f"tensor {name[:60]} has dtype {value.dtype}, "
+                             "not allowed")
         if value.is_floating_point() and not bool(torch.isfinite(value).all()):
-            raise GraphError(f"tensor {name[:60]} contains NaN or infinite values")
+            raise GraphError("not_finite", f"tensor {name[:60]} contains NaN or infinite "
+                             "values")
     return tensors

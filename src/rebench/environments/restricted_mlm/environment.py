@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from rebench.core.feedback import Feedback
 from rebench.core.spec import (
     Aggregation,
     Direction,
@@ -30,6 +31,10 @@ class MlmParams:
     export_timeout_s: float  # the sandboxed export: get_trained_model() and one forward
     eval_time_limit_s: float  # the scorer's own run of the checked graph on the held-out batches
     max_node_elements: int  # elements of any op's output (bounds the scorer's memory)
+    # Peak bytes of one forward in the scorer: the stored tensors it uses, the values alive
+    # at once (views share storage) and one op's working copies, from shapes before it runs.
+    max_live_bytes: int
+    max_forward_macs: int  # multiply-adds (element touches for other ops) of one forward
     max_tensor_bytes: int  # size of the exported tensors file
     train_profile: Literal["cpu", "gpu"]  # the numbers block of starting/ and reference/ train.py
     max_user_tokens: int  # cap on the tokens read from a user corpus (--corpus)
@@ -64,6 +69,12 @@ CPU = Profile(
         "eval_batches": 250,  # 2000 windows (the paper: 2000 batches of 8)
         "eval_time_limit_s": 150.0,
         "max_node_elements": 1 << 26,  # 256 MB of fp32 per op output
+        # The reference needs 16 MiB live (5 MiB of weights) and 1.08e9 multiply-adds per
+        # batch (graph_rules from shapes, 2026-12-02); its 250 batches took 10-20 s here.
+        # 2 GiB (a third of the profile's 6 GB) and 8e9 (7x) leave room for larger models;
+        # the time limit stops whatever the load makes slower.
+        "max_live_bytes": 2 << 30,
+        "max_forward_macs": 8_000_000_000,
         "train_profile": "cpu",  # picks the numbers block of starting/ and reference/ train.py
         "max_user_tokens": 20_000_000,
     },
@@ -96,6 +107,10 @@ GPU = Profile(
         "eval_batches": 2000,
         "eval_time_limit_s": 500.0,
         "max_node_elements": 1 << 28,
+        # The reference: 625 MiB live (325 MiB weights), 6.1e10 multiply-adds per batch;
+        # 1e12 (16x) over 2000 batches is about 80 s of fp32 on an H200.
+        "max_live_bytes": 24 << 30,
+        "max_forward_macs": 1_000_000_000_000,
         "train_profile": "gpu",
         "max_user_tokens": 500_000_000,
     },
@@ -109,9 +124,51 @@ GPU = Profile(
     scoring_timeout_s=900.0,
 )
 
+# What a score tells the agent (core/feedback.py). Every check before the held-out pass
+# depends on the submitted code only (the export runs on a fixed random batch without the
+# held-out data), so its reason code is a function of the agent's code; which op, node or
+# line broke a rule is in the private details and printed by the agent's evaluate.py.
+# The held-out pass itself can fail only as not_finite, below_floor or eval_timeout.
+FEEDBACK = Feedback(
+    reasons={
+        "no_model": "model.py is missing from the submission",
+        "export_failed": "model.py could not be imported or its forward could not be "
+        "exported with torch.export (run evaluate.py to see why)",
+        "bad_graph": "the exported graph is malformed or passes values an op does not take "
+        "(run evaluate.py to see where)",
+        "too_large": "the exported graph or tensors file is larger than the limit",
+        "forbidden_op": "the forward uses an op outside the allow-list (run evaluate.py to "
+        "see which op and line)",
+        "forbidden_dtype": "a value of the forward is not float32 (weights and activations) "
+        "or int64/int32 (indices): no float16, bfloat16, float64 or bool",
+        "forbidden_cast": "the forward makes integers from floats (a cast, rounding, "
+        "comparison or integer-dtype reduction of activations)",
+        "bad_index": "an index is not an integer function of the input tokens and fixed "
+        "tensors within its table's range, or integers are used by an op other than "
+        "indexing, reshaping, add, mul, sum or relu",
+        "stateful": "the forward must return exactly one tensor and change no state",
+        "ignores_input": "the forward's output does not depend on its input tokens",
+        "bad_output_shape": "the forward does not return float32 logits of shape "
+        "[batch, seq_len, vocab]",
+        "graph_error": "torch refused to run an op of the exported graph on the batch's "
+        "shapes (run evaluate.py to see which)",
+        "too_much_memory": "the forward needs more memory than the profile's limit "
+        "(max_node_elements or max_live_bytes in config.json)",
+        "too_much_compute": "the forward needs more multiply-adds per batch than the "
+        "profile's limit (max_forward_macs in config.json)",
+        "eval_timeout": "the scorer's pass over the held-out batches took longer than its "
+        "time limit",
+        "eval_failed": "an op of the forward failed on the held-out batches",
+        "not_finite": "the forward's logits or tensors are not finite",
+        "below_floor": "the held-out loss is at or below the floor c: ln(loss - c) is "
+        "undefined",
+    },
+    numbers={"loss": 4, "score": 4},
+)
+
 SPEC = EnvironmentSpec(
     id="restricted_mlm",
-    version="1.0.1",
+    version="1.1.0",
     title="Restricted Architecture MLM",
     direction=Direction.LOWER,
     raw_score_meaning="ln(L - c): L is the held-out masked-token loss (nats) of the forward "
@@ -133,4 +190,5 @@ SPEC = EnvironmentSpec(
     params_type=MlmParams,
     paper_starting_raw=1.8141730640649552,
     paper_reference_raw=1.1314021114911004,
+    feedback=FEEDBACK,
 )

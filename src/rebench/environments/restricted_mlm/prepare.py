@@ -7,7 +7,8 @@ public/   (copied into every workspace)
   config.json                    vocabulary, mask id, shapes, masking and evaluation settings
   model.pt                       the starting MLP, trained here by starting/train.py, so
                                  that a fresh workspace is a valid, scorable solution
-  export_child.py, graph_check.py  the scorer's export child and checker, for evaluate.py
+  export_child.py, graph_check.py, graph_rules.py  the scorer's export child and checks,
+                                 for evaluate.py
 protected/ (trusted scorer only)
   test.bin                       held-out tokens
   secret.bin                     the randomness that split held-out chunks into val/test
@@ -31,7 +32,7 @@ import numpy as np
 from rebench.assets.data import AssetError, TokenSplits, token_splits
 from rebench.assets.secret import derive
 from rebench.core.discovery import environment_dir
-from rebench.environments.restricted_mlm import export_child, graph_check
+from rebench.environments.restricted_mlm import export_child, graph_check, graph_rules
 from rebench.environments.restricted_mlm.environment import MlmParams
 from rebench.scoring.context import PrepareContext
 
@@ -63,7 +64,7 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, val: np.ndarray,
     tokenizer_file = splits.root / "tokenizer.json"
     if tokenizer_file.is_file():
         shutil.copyfile(tokenizer_file, pub / "tokenizer.json")
-    for module in (export_child, graph_check):
+    for module in (export_child, graph_check, graph_rules):
         shutil.copyfile(Path(str(module.__file__)), pub / Path(str(module.__file__)).name)
     (pub / "config.json").write_text(json.dumps(config, indent=2))
 
@@ -116,12 +117,14 @@ def _build(ctx: PrepareContext, p: MlmParams, splits: TokenSplits, secret: bytes
         **shape, "eval_batches": p.eval_batches, "loss_floor": p.loss_floor,
         "export_timeout_s": p.export_timeout_s, "eval_time_limit_s": p.eval_time_limit_s,
         "max_node_elements": p.max_node_elements, "max_tensor_bytes": p.max_tensor_bytes,
+        "max_live_bytes": p.max_live_bytes, "max_forward_macs": p.max_forward_macs,
         "tokenizer": splits.tokenizer, "tokens": {"val": len(val), "test": len(test)},
     }
     (ctx.protected_dir / "eval.json").write_text(json.dumps(record, indent=2))
     config: dict[str, object] = {
         **shape, "tokenizer": splits.tokenizer, "profile": p.train_profile,
         "loss_floor": p.loss_floor, "max_node_elements": p.max_node_elements,
+        "max_live_bytes": p.max_live_bytes, "max_forward_macs": p.max_forward_macs,
         "val_batches": p.eval_batches,
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
     }

@@ -2,10 +2,16 @@
 
 Phases: the sandboxed child exports the snapshot's forward as data (child_io.py); the graph
 is checked against the op allow-list and rebuilt from allowed aten ops (graph_check.py);
-a shape-only pass on meta tensors bounds its memory; then the scorer itself runs that
-graph on the held-out batches, with masks it draws, and computes the loss. The forward
-that is scored is exactly the forward that was checked; the agent's process never sees
-the held-out tokens or the logits.
+a shape-only pass on meta tensors checks every value's dtype, where integers come from and
+every index's range, and bounds the live memory and the multiply-adds of a forward before
+anything runs (graph_rules.py); then the scorer itself runs that graph on the held-out
+batches, with masks it draws and a deadline checked between ops, and computes the loss.
+The forward that is scored is exactly the forward that was checked; the agent's process
+never sees the held-out tokens or the logits.
+
+What the agent reads is a reason code of environment.FEEDBACK (its fixed sentence) or the
+score and loss, rounded; which op or line broke a rule stays in the private details (the
+agent's evaluate.py prints it: the checks depend on the code only, never on held-out data).
 """
 
 from __future__ import annotations
@@ -24,14 +30,15 @@ from rebench.core.score import ScoreResult
 from rebench.environments.restricted_mlm.child_io import Export, ExportRequest, run_export
 from rebench.environments.restricted_mlm.environment import MlmParams
 from rebench.environments.restricted_mlm.graph_check import (
+    Cost,
     GraphError,
+    Limits,
     Masking,
     Program,
-    check_output_shape,
     eval_windows,
     masked_loss,
     parse_graph,
-    run,
+    plan,
 )
 from rebench.scoring.context import ScoringContext
 
@@ -62,15 +69,18 @@ class EvalPlan:
                              p.export_timeout_s, p.max_tensor_bytes)
 
 
-def checked_program(export: Export, plan: EvalPlan) -> Program:
-    """The allow-listed program, after a shape-only pass that bounds its memory."""
-    p = plan.params
+    def limits(self) -> Limits:
+        p = self.params
+        return Limits(p.max_node_elements, p.max_live_bytes, p.max_forward_macs)
+
+
+def checked_program(export: Export, eval_plan: EvalPlan) -> tuple[Program, Cost]:
+    """The allow-listed program and its cost, after the shape-only pass of graph_rules."""
+    p = eval_plan.params
     program = parse_graph(export.graph_text, export.tensors)
-    meta = {k: torch.empty_like(v, device="meta") for k, v in export.tensors.items()}
-    tokens = torch.zeros((p.batch_size, p.seq_len), dtype=torch.long, device="meta")
-    out = run(program, tokens, meta, p.max_node_elements)
-    check_output_shape(out, p.batch_size, p.seq_len, plan.vocab_size)
-    return program
+    cost = plan(program, export.tensors, p.batch_size, p.seq_len, eval_plan.vocab_size,
+                eval_plan.limits())
+    return program, cost
 
 
 def _device(ctx: ScoringContext) -> torch.device:
@@ -87,13 +97,13 @@ def score(ctx: ScoringContext) -> ScoreResult:
                        json.loads((protected / EVAL_FILE).read_text()))
     p = plan.params
     if not (ctx.solution_dir / "model.py").is_file():
-        return ScoreResult.invalid("model.py is missing from the submission")
+        return ScoreResult.invalid("no_model")
     details: dict[str, Any] = {}
     try:
         export = run_export(ctx, plan.request())
         details.update(export_s=round(export.child_s, 2), child_log_tail=export.log_tail)
-        program = checked_program(export, plan)
-        details["ops"] = program.op_counts
+        program, cost = checked_program(export, plan)
+        details.update(ops=program.op_counts, peak_bytes=cost.peak_bytes, macs=cost.macs)
         tokens = np.memmap(protected / "test.bin", dtype=np.uint16, mode="r")
         start = time.monotonic()
         windows = eval_windows(tokens, p.seq_len, p.eval_batches * p.batch_size)
@@ -101,17 +111,16 @@ def score(ctx: ScoringContext) -> ScoreResult:
                            p.eval_time_limit_s)
         details["eval_s"] = round(time.monotonic() - start, 2)
     except GraphError as exc:
-        return ScoreResult.invalid(str(exc), **details)
+        return ScoreResult.invalid(exc.code, detail=str(exc), **exc.details, **details)
     return _result(loss, p, details)
 
 
 def _result(loss: float, p: MlmParams, details: dict[str, Any]) -> ScoreResult:
     details.update(loss=loss, loss_floor=p.loss_floor, eval_batches=p.eval_batches)
     if not math.isfinite(loss):
-        return ScoreResult.invalid("the held-out loss is not finite", **details)
+        return ScoreResult.invalid("not_finite", **details)
     if loss <= p.loss_floor:
-        return ScoreResult.invalid(f"held-out loss {loss:.4f} is at or below the floor "
-                                   f"c = {p.loss_floor}: ln(loss - c) is undefined", **details)
+        return ScoreResult.invalid("below_floor", **details)
     raw = math.log(loss - p.loss_floor)
     return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
                        details=details)

@@ -1,6 +1,9 @@
 """Local check: export model.py's forward the way the scorer does, apply the same op
-allow-list, run the checked graph (not your module) on the validation split with the
-scorer's masking, and print the masked-token loss and the score ln(loss - c).
+allow-list and value rules (dtypes, index sources and ranges, memory and multiply-add
+limits), run the checked graph (not your module) on the validation split with the
+scorer's masking, and print the masked-token loss and the score ln(loss - c). When a
+check fails it prints which op, node and source line (an official score shows only the
+reason code).
 
 Run: python evaluate.py [--batches N]
 The official score uses held-out data you never see; everything else is the same.
@@ -14,15 +17,7 @@ import time
 import numpy as np
 import torch
 from export_child import example_batch, export_model, graph_data, load_solution
-from graph_check import (
-    GraphError,
-    Masking,
-    check_output_shape,
-    eval_windows,
-    masked_loss,
-    parse_graph,
-    run,
-)
+from graph_check import GraphError, Limits, Masking, eval_windows, masked_loss, parse_graph, plan
 
 parser = argparse.ArgumentParser()
 parser.add_argument("--batches", type=int, default=None, help="validation batches of 8")
@@ -41,20 +36,21 @@ try:
     graph, tensors = graph_data(export_model(model, example))
     tensors = {k: v.clone() for k, v in tensors.items()}
     program = parse_graph(json.dumps(graph), tensors)
-    meta = {k: torch.empty_like(v, device="meta") for k, v in tensors.items()}
-    shape = (masking.batch_size, masking.seq_len)
-    out = run(program, torch.zeros(shape, dtype=torch.long, device="meta"), meta,
-              config["max_node_elements"])
-    check_output_shape(out, masking.batch_size, masking.seq_len, masking.vocab_size)
+    limits = Limits(config["max_node_elements"], config["max_live_bytes"],
+                    config["max_forward_macs"])
+    cost = plan(program, tensors, masking.batch_size, masking.seq_len, masking.vocab_size,
+                limits)
 except GraphError as exc:
-    raise SystemExit(f"INVALID: {exc}") from None
-print(f"export and op check passed in {time.time() - t0:.1f} s; ops: {program.op_counts}")
+    raise SystemExit(f"INVALID ({exc.code}): {exc}") from None
+print(f"export and checks passed in {time.time() - t0:.1f} s; ops: {program.op_counts}; "
+      f"peak {cost.peak_bytes / 2**20:.0f} MiB of {limits.max_live_bytes / 2**20:.0f}, "
+      f"{cost.macs:.3g} multiply-adds per batch of {limits.max_forward_macs:.3g}")
 data = np.memmap(config["data"]["val"], dtype=np.uint16, mode="r")
 windows = eval_windows(data, masking.seq_len, batches * masking.batch_size)
 try:
     loss = masked_loss(program, tensors, windows, masking, torch.device("cpu"), math.inf)
 except GraphError as exc:
-    raise SystemExit(f"INVALID: {exc}") from None
+    raise SystemExit(f"INVALID ({exc.code}): {exc}") from None
 floor = config["loss_floor"]
 score = math.log(loss - floor) if loss > floor else float("nan")
 print(f"validation masked loss {loss:.4f} over {len(windows)} windows; "
