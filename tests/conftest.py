@@ -46,6 +46,18 @@ def toy_env(monkeypatch: pytest.MonkeyPatch) -> str:
     return "toy_probe"
 
 
+def pytest_sessionstart(session: pytest.Session) -> None:
+    """Under CI a missing sandbox is a failure, not a skip: the tests of the trust boundary
+    skip without bubblewrap, and a green run without them would prove nothing."""
+    from rebench.sandbox.bwrap import bwrap_available
+
+    if os.environ.get("CI", "").lower() in ("true", "1") and not bwrap_available():
+        pytest.exit("CI=true but bubblewrap (bwrap) is missing or cannot create a sandbox "
+                    "here: the sandbox tests would all skip. Install the 'bubblewrap' "
+                    "package (scripts/setup.sh does as root) or run `rebench setup-sandbox` "
+                    "to see why it fails.", returncode=3)
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Skip `gpu` tests where no CUDA device is available."""
     try:
