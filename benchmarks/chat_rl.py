@@ -107,7 +107,7 @@ def main() -> int:
                 model = model.cuda()
             raws, correct = [], []
             for seed, opponents in enumerate(opponents_by_seed):
-                rates, right = score_model(model, ctx, seed, opponents)
+                rates, right, _ = score_model(model, ctx, seed, opponents)
                 raws.append(statistics.mean(rates[o] for o in OPPONENTS))
                 correct.append(right)
             noise[name] = {"raw_per_seed": raws, "mean": statistics.mean(raws),

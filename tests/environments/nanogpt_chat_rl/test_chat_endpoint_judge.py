@@ -112,6 +112,24 @@ def test_screening_happens_before_any_request(serve: Callable[[Decide], Loopback
     assert server.requests == []
 
 
+def test_non_answers_are_decided_before_any_request(serve: Callable[[Decide], Loopback]
+                                                     ) -> None:
+    """Issue 26 class 1 for the endpoint judge: an LLM asked "which is more helpful"
+    may prefer a fluent non-answer to a wrong answer. The trusted pre-screen decides
+    first: an attempt beats a non-attempt and two non-attempts tie, with no request;
+    only two attempts reach the endpoint (which here always prefers the longer text)."""
+    server = serve(lambda p, a, b: "A" if len(a) > len(b) else "B")
+    judge = EndpointJudge(server.url, "m", "k")
+    prompt = "What is 12 plus 30?"
+    fluent = "The river ran past the old mill and the green field by the town."
+    assert judge.compare(prompt, fluent, "41.") == 0.0
+    assert judge.compare(prompt, "41.", fluent) == 1.0
+    assert judge.compare(prompt, fluent, "and the") == 0.5
+    assert server.requests == []
+    assert judge.compare(prompt, f"41. {fluent}", "43.") == 1.0
+    assert len(server.requests) == 2  # both orders, for two attempts only
+
+
 def test_a_broken_endpoint_raises() -> None:
     judge = EndpointJudge("http://127.0.0.1:9/v1", "m", "k", timeout_s=2.0)
     with pytest.raises(JudgeUnavailable):
@@ -133,8 +151,8 @@ def test_configured_from_the_environment(tmp_path: Path) -> None:
                                "REBENCH_CHAT_JUDGE_API_KEY": "s"})
     assert settings is not None and settings.api_key == "s"
     assert settings.model == "meta-llama/Meta-Llama-3-8B-Instruct"
-    judge = load_judge(tmp_path, settings)  # no assets are read for the endpoint judge
-    assert isinstance(judge, EndpointJudge)
+    judge = load_judge(tmp_path, settings)  # nothing prepared: no world for the screen
+    assert isinstance(judge, EndpointJudge) and judge.kb is None
     assert (judge.base_url, judge.model, judge.api_key) == (
         "http://h/v1", "meta-llama/Meta-Llama-3-8B-Instruct", "s")
 

@@ -118,3 +118,18 @@ def test_verdicts_are_deterministic(judge: OfflineJudge, kb: KnowledgeBase) -> N
     first = [judge.compare(*p) for p in pairs]
     assert first == [judge.compare(*p) for p in reversed(pairs)][::-1]
     assert set(first) <= {0.0, 0.5, 1.0}
+
+
+@pytest.mark.parametrize(("prompt", "wrong"), [
+    ("What is 12 plus 30?", "41."), ("Which is larger, 7 or 19?", "7"),
+    ("Reverse the word 'stone'.", "enost"), ("Write 'apple' in capital letters.", "APLPE"),
+    ("How many letters are in 'bread'?", "4"), ("What is the first letter of 'river'?", "q"),
+])
+@pytest.mark.parametrize("non_answer", ["and the", "The", FLUENT, "the river ran past"])
+def test_a_wrong_attempt_beats_a_fluent_non_answer(judge: OfflineJudge, prompt: str,
+                                                   wrong: str, non_answer: str) -> None:
+    """Issue 26 class 1: up to 1.0.1 step 3 (fluency per character) ranked a fluent
+    non-answer above a wrong answer; now an attempt wins first, and two non-answers tie
+    however fluent one of them is."""
+    assert both_orders(judge, prompt, wrong, non_answer) == 1.0
+    assert both_orders(judge, prompt, non_answer, "xq zz vvk qqj") == 0.5

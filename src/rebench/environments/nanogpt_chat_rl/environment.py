@@ -5,6 +5,7 @@ labelled set the agent never gets)."""
 
 from __future__ import annotations
 
+from rebench.core.feedback import Feedback
 from rebench.core.service import ServiceSpec
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
 from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
@@ -80,9 +81,25 @@ GPU = Profile(
     scoring_timeout_s=900.0,
 )
 
+# What a score tells the agent: the win rates, rounded to the scoring noise's order (SD
+# 0.008 of raw on cpu); an invalid score says only whether model.pth was missing or was
+# not the student's weights (the details are about the agent's own file, and private).
+# No code of the agent runs in scoring, so nothing it chose on held-out data can reach
+# the message except through its sampled responses' win rates.
+FEEDBACK = Feedback(
+    reasons={
+        "no_model": "model.pth is missing (or not a regular file): save the model's "
+                    "state_dict with torch.save",
+        "bad_weights": "model.pth is not the student's weights: a plain state dict of "
+                       "model.py's GPT with the base model's keys, shapes and dtypes, "
+                       "finite, of a sensible size",
+    },
+    numbers={"win_rate": 3, "win_rate_vs_base": 3, "win_rate_vs_labelled": 3},
+)
+
 SPEC = EnvironmentSpec(
     id="nanogpt_chat_rl",
-    version="1.0.1",
+    version="1.1.0",
     title="Finetune GPT for QA (nanoGPT Chat RL)",
     direction=Direction.HIGHER,
     raw_score_meaning="mean win rate (ties count half) of model.pth's sampled responses to "
@@ -104,6 +121,7 @@ SPEC = EnvironmentSpec(
         "-> verdicts (1: a better, 0: b better, 0.5: tie); metered per run",
         start_judge, max_calls=20_000),),
     params_type=ChatParams,
+    feedback=FEEDBACK,
     paper_starting_raw=0.54,
     paper_reference_raw=0.85,
 )

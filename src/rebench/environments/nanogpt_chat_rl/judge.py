@@ -1,20 +1,28 @@
 """The judge: which of two responses to a prompt is better. 1.0: the first, 0.0: the second,
 0.5: a tie.
 
-The offline judge (the default) decides in three steps, the same in either order, so it has
+The offline judge (the default) decides in four steps, the same in either order, so it has
 no position bias by construction:
 1. A response that addresses the judge (mentions a judge, a grader, "response A", asks to be
    preferred, ...), is empty, or repeats itself (fewer than half its words distinct) ranks
    below every other response.
-2. A correct answer beats a wrong one (tasks.py: the first word is the answer). Prompts the
-   judge cannot parse (not one of the families' phrasings) skip this step.
-3. Between equally correct responses, the more fluent one wins: the higher mean
+2. An attempt at an answer beats a non-attempt, even when the attempt is wrong
+   (relevance.py: the first word is an answer of the kind the prompt asks for, made of the
+   prompt's material where it gives some); two non-attempts tie: a non-answer never wins
+   on fluency, however fluent (1.0.x ranked non-answers by fluency with the rest, and a
+   model answering "and the" to every prompt won 97.7% of its comparisons).
+3. Between attempts, a correct answer beats a wrong one (tasks.py: the first word is the
+   answer).
+4. Between equally correct attempts, the more fluent one wins: the higher mean
    log-probability per character under the frozen n-gram LM (fluency.py), if the difference
    is at least FLUENCY_MARGIN nats; otherwise a tie.
+Prompts the judge cannot parse (not one of the families' phrasings; the agent may send
+any prompt to the service, the held-out prompts are all parsed) skip steps 2 and 3.
 
 The endpoint judge asks any OpenAI-compatible chat endpoint (the paper used
 Llama-3-8B-Instruct) for the better response, in both orders: a response wins only if it is
-preferred in both, otherwise it is a tie. Step 1 applies to it too, before any request.
+preferred in both, otherwise it is a tie. Steps 1 and 2 apply to it too, on the trusted
+side before any request (`prescreen`), so an LLM is never asked to rank a non-answer.
 """
 
 from __future__ import annotations
@@ -29,6 +37,7 @@ from typing import Protocol
 
 from rebench.core.paths import Endpoint, endpoint
 from rebench.environments.nanogpt_chat_rl.fluency import FluencyModel
+from rebench.environments.nanogpt_chat_rl.relevance import is_attempt
 from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase, expected_answer, is_correct
 
 FLUENCY_MARGIN = 0.1
@@ -80,6 +89,21 @@ def _screen(first: str, second: str) -> float | None:
     return None
 
 
+def prescreen(prompt: str, first: str, second: str, kb: KnowledgeBase | None
+              ) -> float | None:
+    """The verdict of steps 1 and 2 when they decide, else None (both responses are
+    attempts at an answer, or the prompt is not one the judge can parse)."""
+    screened = _screen(first, second)
+    if screened is not None:
+        return screened
+    attempts = is_attempt(prompt, first, kb), is_attempt(prompt, second, kb)
+    if attempts[0] is None:  # an unparsed prompt: nothing to decide here
+        return None
+    if attempts[0] != attempts[1]:
+        return 1.0 if attempts[0] else 0.0
+    return None if attempts[0] else 0.5
+
+
 @dataclass
 class OfflineJudge:
     """The deterministic default judge (module docstring)."""
@@ -89,7 +113,7 @@ class OfflineJudge:
     margin: float = FLUENCY_MARGIN
 
     def compare(self, prompt: str, first: str, second: str) -> float:
-        screened = _screen(first, second)
+        screened = prescreen(prompt, first, second, self.kb)
         if screened is not None:
             return screened
         known = expected_answer(prompt, self.kb)
@@ -133,6 +157,8 @@ class EndpointJudge:
     api_key: str
     timeout_s: float = 60.0
     parallel: int = 16  # comparisons in flight at once when scoring
+    # The world, for step 2's capitals (None: any proper name counts as an attempt).
+    kb: KnowledgeBase | None = None
 
     def ask(self, prompt: str, a: str, b: str) -> str | None:
         body = {"model": self.model, "temperature": 0, "max_tokens": 4, "messages": [
@@ -152,7 +178,7 @@ class EndpointJudge:
         return parse_choice(str(content))
 
     def compare(self, prompt: str, first: str, second: str) -> float:
-        screened = _screen(first, second)
+        screened = prescreen(prompt, first, second, self.kb)
         if screened is not None:
             return screened
         forward, backward = self.ask(prompt, first, second), self.ask(prompt, second, first)

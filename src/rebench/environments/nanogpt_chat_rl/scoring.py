@@ -24,8 +24,9 @@ from rebench.environments.nanogpt_chat_rl.prepare import (
     accuracy,
     student_seed,
 )
-from rebench.environments.nanogpt_chat_rl.tasks import Task
-from rebench.environments.nanogpt_chat_rl.world import load_judge
+from rebench.environments.nanogpt_chat_rl.relevance import Dependence, prompt_dependence
+from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase, Task
+from rebench.environments.nanogpt_chat_rl.world import load_judge, load_world
 from rebench.scoring import ScoreResult, ScoringContext
 
 SOLUTION_FILE = "model.pth"
@@ -33,17 +34,23 @@ OPPONENTS = ("base", "labelled")
 
 
 def win_rates(judge: Judge, prompts: list[str], responses: list[str],
-              opponents: dict[str, list[str]]) -> dict[str, float]:
-    """Each opponent's win rate of `responses` (ties count half). An endpoint judge is
-    asked `judge.parallel` comparisons at a time (HTTP round trips dominate)."""
+              opponents: dict[str, list[str]], forfeit: list[bool] | None = None
+              ) -> dict[str, float]:
+    """Each opponent's win rate of `responses` (ties count half); a response marked in
+    `forfeit` loses without being judged. An endpoint judge is asked `judge.parallel`
+    comparisons at a time (HTTP round trips dominate)."""
     workers = int(getattr(judge, "parallel", 1))
+    lost = forfeit if forfeit is not None else [False] * len(prompts)
+    keep = [i for i, gone in enumerate(lost) if not gone]
     rates = {}
     with ThreadPoolExecutor(max_workers=workers) as pool:
         for name, theirs in opponents.items():
-            items = list(zip(prompts, responses, theirs, strict=True))
+            if not len(theirs) == len(responses) == len(lost) == len(prompts):
+                raise ValueError("one response (and one forfeit mark) per prompt")
+            items = [(prompts[i], responses[i], theirs[i]) for i in keep]
             verdicts = (pool.map(lambda i: judge.compare(*i), items) if workers > 1
                         else (judge.compare(*i) for i in items))
-            rates[name] = float(np.mean(list(verdicts)))
+            rates[name] = float(np.sum(list(verdicts))) / len(prompts)
     return rates
 
 
@@ -56,12 +63,34 @@ def heldout_prompts(assets_dir: Path) -> list[str]:
     return [t.prompt for t in heldout_tasks(assets_dir)]
 
 
+def judge_responses(assets_dir: Path, tasks: list[Task], responses: list[str],
+                    opponents: dict[str, list[str]]) -> tuple[dict[str, float], Dependence]:
+    """Win rates of `responses` (one per held-out task) against each opponent's, by the
+    run's judge, with the degenerate ones forfeited (module docstring), and how they
+    depend on their prompts."""
+    return forfeiting_win_rates(load_judge(assets_dir, judge_endpoint()),
+                                load_world(assets_dir), tasks, responses, opponents)
+
+
+def forfeiting_win_rates(judge: Judge, kb: KnowledgeBase | None, tasks: list[Task],
+                         responses: list[str], opponents: dict[str, list[str]]
+                         ) -> tuple[dict[str, float], Dependence]:
+    """`win_rates` against the OPPONENTS after the set-level look (relevance.py): the
+    responses of a policy that ignores its prompts, or of its blind families, lose."""
+    dependence = prompt_dependence(tasks, responses, kb)
+    rates = win_rates(judge, [t.prompt for t in tasks], responses,
+                      {name: opponents[name] for name in OPPONENTS},
+                      forfeit=dependence.degenerate(tasks))
+    return rates, dependence
+
+
 def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING_SEED,
                 opponents: dict[str, list[str]] | None = None
-                ) -> tuple[dict[str, float], float]:
+                ) -> tuple[dict[str, float], float, Dependence]:
     """Win rates of `model`, sampled with scoring seed `seed`, against each opponent's
-    responses (the stored ones unless given), and the share of its answers that are
-    correct (for the record: the agent is not shown it)."""
+    responses (the stored ones unless given), the share of its answers that are correct
+    and how its responses depend on their prompts (for the record: the agent is shown
+    neither)."""
     tasks = heldout_tasks(ctx.assets_dir)
     prompts = [t.prompt for t in tasks]
     if opponents is None:
@@ -69,9 +98,8 @@ def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING
     torch.set_num_threads(ctx.profile.params_as(ChatParams).threads)
     responses = chat.sample(model, prompts,
                             generator=torch.Generator().manual_seed(student_seed(seed)))
-    rates = win_rates(load_judge(ctx.assets_dir, judge_endpoint()), prompts, responses,
-                      {name: opponents[name] for name in OPPONENTS})
-    return rates, accuracy(responses, tasks)
+    rates, dependence = judge_responses(ctx.assets_dir, tasks, responses, opponents)
+    return rates, accuracy(responses, tasks), dependence
 
 
 def score(ctx: ScoringContext) -> ScoreResult:
@@ -82,17 +110,24 @@ def score(ctx: ScoringContext) -> ScoreResult:
     model = load_submitted_gpt(ctx.solution_dir / SOLUTION_FILE,
                                GPTConfig.from_json(record["config"]))
     if isinstance(model, str):
-        return ScoreResult.invalid(model)
+        return ScoreResult.invalid(_reason(model), why=model)
     if ctx.profile.gpus > 0 and torch.cuda.is_available():
         model = model.cuda()
     try:
-        rates, correct = score_model(model, ctx)
+        rates, correct, dependence = score_model(model, ctx)
     except JudgeUnavailable as exc:
         raise ScorerFault(str(exc)) from None
     raw = float(np.mean([rates[name] for name in OPPONENTS]))
-    message = {"win_rate": round(raw, 4),
-               **{f"win_rate_vs_{name}": round(rates[name], 4) for name in OPPONENTS}}
+    message = {"win_rate": round(raw, 3),
+               **{f"win_rate_vs_{name}": round(rates[name], 3) for name in OPPONENTS}}
     return ScoreResult(raw=raw, message=message, details={
         **{f"vs_{name}": rates[name] for name in OPPONENTS}, "accuracy": correct,
+        "prompt_dependence": dependence.to_json(),
         "heldout_prompts": int(record["heldout_prompts"]),
         "score_s": round(time.monotonic() - start, 3)})
+
+
+def _reason(why: str) -> str:
+    """The feedback reason (environment.FEEDBACK) for load_submitted_gpt's message, which
+    is about the agent's own file (no code ran on held-out data) and stays private."""
+    return "no_model" if why.startswith(f"{SOLUTION_FILE} not found") else "bad_weights"

@@ -13,9 +13,20 @@ from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase
 
 def load_judge(assets_dir: Path, endpoint: Endpoint | None) -> Judge:
     """The endpoint judge when one is configured (judge.judge_endpoint), else the offline
-    judge over the prepared world and fluency LM."""
+    judge over the prepared world and fluency LM. The endpoint judge gets the world too
+    when it is prepared (its trusted pre-screen knows the capitals then)."""
     if endpoint is not None:
-        return EndpointJudge(endpoint.base_url, endpoint.model, endpoint.api_key)
-    protected = assets_dir / "protected"
-    kb = KnowledgeBase.from_json(json.loads((protected / "world.json").read_text()))
-    return OfflineJudge(kb, FluencyModel.load(protected / "fluency.npz"))
+        return EndpointJudge(endpoint.base_url, endpoint.model, endpoint.api_key,
+                             kb=load_world(assets_dir))
+    kb = load_world(assets_dir)
+    if kb is None:
+        raise FileNotFoundError(f"no prepared world in {assets_dir}")
+    return OfflineJudge(kb, FluencyModel.load(assets_dir / "protected" / "fluency.npz"))
+
+
+def load_world(assets_dir: Path) -> KnowledgeBase | None:
+    """The prepared world (countries' capitals, people's trades), or None if absent."""
+    path = assets_dir / "protected" / "world.json"
+    if not path.is_file():
+        return None
+    return KnowledgeBase.from_json(json.loads(path.read_text()))
