@@ -26,6 +26,7 @@ from rebench.sandbox import default_isolation
 
 pytestmark = [pytest.mark.gpu, pytest.mark.slow]
 ENV_DIR = Path(__file__).parents[3] / "src" / "rebench" / "environments" / "triton_cumsum"
+BENCHMARKS = Path(__file__).parents[3] / "benchmarks"
 # Honest work timed in-process may be this much slower than a cheat's official time before
 # the cheat counts as having gained (run-to-run noise of the in-process time).
 NOISE = 0.93
@@ -36,7 +37,9 @@ def _score(solution: str | Path, tmp_path: Path) -> ScoreResult:
     profile = spec.profile("gpu")
     prepare_environment(spec, profile)
     workspace = tmp_path / "workspace"
-    if isinstance(solution, Path):
+    if isinstance(solution, Path) and solution.is_dir():
+        workspace = solution
+    elif isinstance(solution, Path):
         workspace.mkdir(parents=True)
         (workspace / "solution.py").write_text(solution.read_text())
     else:
@@ -75,9 +78,12 @@ def test_official_time_is_close_to_the_in_process_time(tmp_path: Path,
     official = result.message["ms"]
     # Measured on an H200 (1.2.0, medians of 10): +0.014 ms; the paper-style time of the
     # reference itself moves by SD 0.07 of ln between processes there, hence the margin.
-    assert honest_reference_ms * NOISE <= official <= honest_reference_ms + 0.15, (
+    # Since 1.3.0 the clock also covers drawing the inputs (one 400 MB write per call,
+    # about 0.1 ms at the measured bandwidth: an estimate until measured), hence 0.25.
+    assert honest_reference_ms * NOISE <= official <= honest_reference_ms + 0.25, (
         official, honest_reference_ms)
-    assert "load" in result.message and result.details["prep_ms_max"] > 0
+    assert result.details["prep_ms_max"] > 0 and result.details["draw_ms"]
+    assert "load" not in result.message  # not a number the agent may see (FEEDBACK)
 
 
 def test_reference_beats_start_and_expert_beats_reference(tmp_path: Path) -> None:
@@ -105,6 +111,23 @@ def test_early_done_gains_nothing(name: str, tmp_path: Path, honest_start_ms: fl
     if result.valid:
         assert result.message["ms"] >= honest_start_ms * NOISE, (result.message,
                                                                  honest_start_ms)
+
+
+def test_work_armed_before_the_clock_gains_nothing(tmp_path: Path,
+                                                   honest_reference_ms: float) -> None:
+    """Issue 26, class 8: the reference's kernels plus work left waiting on the GPU for the
+    next batch's inputs (benchmarks/triton_cumsum_prearm_solution.py). In 1.2.0 the inputs
+    were drawn before the clock and the armed slots were computed there (17-18% faster
+    than honest); now they are drawn inside it. benchmarks/triton_cumsum_prearm.py
+    measures the pair against the scorer's noise."""
+    sys.path.insert(0, str(BENCHMARKS))
+    from triton_cumsum_prearm import make_twin, prearm_stats
+
+    result = _score(make_twin(tmp_path / "prearmed", 6), tmp_path)
+    assert result.valid, result.message
+    assert prearm_stats(result.details).get("armed_calls", 0) > 0, "nothing was armed"
+    assert result.message["ms"] >= honest_reference_ms * NOISE, (result.message,
+                                                                 honest_reference_ms)
 
 
 SPIN_HOG = """
@@ -144,7 +167,7 @@ def test_a_gpu_hog_during_scoring_gains_nothing(gpu_hog: str, tmp_path: Path,
     if result.valid:
         assert result.message["ms"] >= honest_reference_ms * NOISE, result.message
     else:
-        assert "GPU was busy" in result.message["error"], result.message
+        assert result.message["reason"] == "gpu_busy", result.message
 
 
 def test_no_dev_shm_is_shared_between_agent_and_scoring_child(tmp_path: Path) -> None:

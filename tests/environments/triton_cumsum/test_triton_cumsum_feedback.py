@@ -1,0 +1,116 @@
+"""What a triton_cumsum score tells the agent (issue 26: a fixed schema, environment.FEEDBACK)
+and the declared degenerate policies (degenerate.py) scored officially on the cpu profile
+with the reason each must get. Before 1.3.0 an invalid score's message was the scorer's
+free text, which carried the child's exception text and its exit status."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+from pathlib import Path
+
+import pytest
+from triton_cumsum_helpers import Scorer
+
+from rebench.core.discovery import environment_dir, load_spec
+from rebench.environments.triton_cumsum import degenerate
+from rebench.environments.triton_cumsum.environment import FEEDBACK
+from rebench.environments.triton_cumsum.protocol import CHILD_REASONS
+from rebench.scoring.declarations import Expect, PolicyContext
+
+ENV_DIR = environment_dir("triton_cumsum")
+
+
+def _codes_passed_to(names: set[str], path: Path) -> list[object]:
+    """The first argument of every call to one of `names` in `path` (constants or not)."""
+    found: list[object] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and node.args:
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name in names:
+                arg = node.args[0]
+                found.append(arg.value if isinstance(arg, ast.Constant)
+                             else ("expression", ast.unparse(arg)))
+    return found
+
+
+def test_every_failure_the_scorer_can_give_is_a_declared_code() -> None:
+    reasons = FEEDBACK.all_reasons
+    codes = (_codes_passed_to({"SubmissionError"}, ENV_DIR / "session.py")
+             + _codes_passed_to({"invalid"}, ENV_DIR / "scoring.py"))
+    literal = [c for c in codes if isinstance(c, str)]
+    assert literal and all(c in reasons for c in literal), sorted(
+        c for c in literal if c not in reasons)
+    # the only non-literal reasons: the caught error's own code, the verification's code
+    assert {c for c in codes if not isinstance(c, str)} == {
+        ("expression", "exc.reason"), ("expression", "reason")}, codes
+    assert set(reasons) >= CHILD_REASONS
+    assert "load" not in FEEDBACK.numbers and set(FEEDBACK.numbers) == {"ms", "raw",
+                                                                          "timed_calls"}
+
+
+def test_the_spec_declares_the_schema() -> None:
+    assert load_spec("triton_cumsum").feedback is FEEDBACK
+
+
+# Each policy's reason on the cpu profile (NO_CHANNEL probes: the code their failure gets).
+REASONS = {
+    "torch_cumsum": "wrong_result", "echo_input": "wrong_result", "zeros": "wrong_result",
+    "random_output": "wrong_result", "do_nothing": "wrong_result",
+    "probe_exception_text": "call_raised", "probe_exit_code": "crash",
+    "probe_stderr": "call_raised", "probe_return_type": None,  # wrong_dtype or wrong_shape
+}
+
+
+def test_every_policy_is_checked_here() -> None:
+    names = {p.name for p in degenerate.POLICIES}
+    assert names == set(REASONS) | {"start_reformatted"}
+    assert any(p.expect is Expect.NO_CHANNEL for p in degenerate.POLICIES)
+
+
+def _make(name: str, tmp_path: Path) -> Path:
+    """The policy's submission, made from a fresh copy of the starting files."""
+    policy = next(p for p in degenerate.POLICIES if p.name == name)
+    spec = load_spec("triton_cumsum")
+    workspace = tmp_path / "workspace"
+    shutil.copytree(ENV_DIR / "starting", workspace)
+    policy.make(PolicyContext(spec=spec, profile=spec.profile("cpu"),
+                              public_dir=tmp_path / "public", workspace=workspace,
+                              scratch=tmp_path))
+    return workspace / "solution.py"
+
+
+def test_the_reformatted_start_is_other_bytes_with_the_same_function(tmp_path: Path) -> None:
+    """Not caught by the harness's unchanged-start digest: it must not gain by more than
+    the timing noise (degenerate.START_TOLERANCE, checked by the generic policy test)."""
+    made = _make("start_reformatted", tmp_path)
+    assert made.read_bytes() != (ENV_DIR / "starting" / "solution.py").read_bytes()
+    namespace: dict[str, object] = {}
+    exec(compile(made.read_text(), str(made), "exec"), namespace)
+    import torch
+
+    from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+
+    x = torch.randint(-10, 10, (1000,), dtype=torch.int32)
+    assert torch.equal(namespace["prefix_sum"](x), expected_prefix_sum(x))  # type: ignore[operator]
+
+
+@pytest.mark.parametrize("name", sorted(REASONS))
+def test_policy_is_invalid_with_a_fixed_message(name: str, score_solution: Scorer,
+                                                tmp_path: Path) -> None:
+    result = score_solution(_make(name, tmp_path))
+    assert not result.valid, (name, result.raw)
+    assert FEEDBACK.conforms(result.message), result.message
+    expected = REASONS[name]
+    if expected is None:
+        assert result.message["reason"] in {"wrong_dtype", "wrong_shape"}, result.message
+    else:
+        assert result.message["reason"] == expected, (result.message,
+                                                      result.details.get("detail"))
+    assert result.message["text"] == FEEDBACK.all_reasons[result.message["reason"]]
+    if name.startswith("probe_") and name != "probe_return_type":
+        # What the probe wrote stays with the operator, never in the message.
+        private = f"{result.details.get('detail')} {result.details.get('child_log_tail')}"
+        assert "leak=" in private or name == "probe_exit_code", private
+        assert "leak" not in str(result.message)
