@@ -33,7 +33,7 @@ def test_prepared_assets(mlm_assets: Path) -> None:
     public = {p.relative_to(mlm_assets / "public").as_posix()
               for p in (mlm_assets / "public").rglob("*") if p.is_file()}
     assert public == {"data/train.bin", "data/val.bin", "tokenizer.json", "config.json",
-                      "export_child.py", "graph_check.py", "model.pt"}
+                      "export_child.py", "graph_check.py", "graph_rules.py", "model.pt"}
     protected = mlm_assets / "protected"
     assert len((protected / "secret.bin").read_bytes()) == 32
     record = json.loads((protected / "eval.json").read_text())
