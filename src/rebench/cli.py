@@ -19,22 +19,41 @@ from rebench.cli_common import (
     profile_option,
     resolve_isolation,
 )
+from rebench.cli_progress import Ticker, exit_status, fmt_elapsed, signal_name, stop_signals
 from rebench.cli_runs import register_run_commands
 from rebench.core.errors import RebenchError
 
 
 class RebenchGroup(click.Group):
-    """Turns RebenchError into a one-line error and exit code 2."""
+    """Turns RebenchError into a one-line error and exit code 2, and Ctrl-C, SIGTERM or
+    SIGHUP into "interrupted" (the processes it started ended, its temporary folders
+    removed as the stack unwinds) with exit status 128 + the signal."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            with stop_signals():
+                return super().invoke(ctx)
+        except KeyboardInterrupt as exc:
+            _stopped(exc)
         except RebenchError as exc:
             # escape: messages quote YAML, paths and code, where `[...]` is not markup
             # soft_wrap: one line however narrow the terminal (the terminal wraps it)
             console.print(f"[bold red]error:[/] {escape(str(exc))}", highlight=False,
                           soft_wrap=True)
             sys.exit(2)
+
+
+def _stopped(exc: KeyboardInterrupt) -> None:
+    """End the child processes (sandboxes, scorers) and exit as the signal would."""
+    import signal
+
+    from rebench.harness.interrupt import end_child_processes
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    end_child_processes()
+    console.print(f"[yellow]interrupted[/] ({signal_name(exc)}): stopped; its temporary "
+                  "folders were removed", highlight=False, soft_wrap=True)
+    sys.exit(exit_status(exc))
 
 
 @click.group(cls=RebenchGroup)
@@ -78,27 +97,20 @@ def instructions(env_id: str, profile: str) -> None:
 def prepare(env_id: str, profile: str, corpus: str | None, base_model: str | None,
             force: bool) -> None:
     """Build ENV_ID's assets (data, models) into the cache; idempotent."""
-    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
-
     from rebench.core.discovery import load_spec
     from rebench.harness.prepare import prepare_environment
 
     spec = load_spec(env_id)
     options = {k: str(Path(v).resolve()) for k, v in
                (("corpus", corpus), ("base_model", base_model)) if v}
-    columns = (SpinnerColumn(), TextColumn("{task.description}"), BarColumn(),
-               TimeElapsedColumn())
-    with Progress(*columns, console=console) as bar:
-        task = bar.add_task(f"prepare {env_id} ({profile})", total=1.0)
-
+    with Ticker(console, f"preparing {env_id} ({profile})") as ticker:
         def progress(message: str, fraction: float | None) -> None:
-            bar.update(task, description=f"{env_id}: {message}", completed=fraction or 0.0)
-            if not console.is_terminal:  # no live bar in a log: one line per step instead
-                console.print(f"{env_id}: {message}")
+            done = f" [{fraction:.0%}]" if fraction is not None else ""
+            ticker.step(f"{env_id}: {message}{done}")
 
         assets = prepare_environment(spec, spec.profile(profile), options, progress, force)
-        bar.update(task, completed=1.0)
-    console.print(f"prepared {env_id} ({profile}) in {assets}")
+    console.print(f"prepared {env_id} ({profile}) in {assets} "
+                  f"({fmt_elapsed(ticker.elapsed())})")
 
 
 @main.command("setup-sandbox")
@@ -166,30 +178,52 @@ def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: 
     Exit status: 0 for a valid score, 1 when the score is invalid (NaN: the message says
     why), 2 for an error such as an unknown environment."""
     from rebench.core.discovery import load_spec
-    from rebench.harness.evaluate import evaluate_folder, evaluate_named
+    from rebench.harness.evaluate import evaluate_folder
 
     spec = load_spec(env_id)
     prof = spec.profile(profile)
     iso = resolve_isolation(isolation)
-    with console.status(f"scoring {solution} on {env_id} ({profile})"):
-        if Path(solution).is_dir():
-            evaluation = evaluate_folder(spec, prof, Path(solution), iso)
-        elif solution in spec.solutions:
-            evaluation = evaluate_named(spec, prof, solution, iso)
+    folder = Path(solution)
+    if not folder.is_dir() and solution not in spec.solutions:
+        raise RebenchError(f"--solution {solution!r} is neither a folder nor one of "
+                           f"{', '.join(sorted(spec.solutions))}")
+    with Ticker(console, f"evaluating {solution} on {env_id} ({profile})") as ticker:
+        if folder.is_dir():
+            ticker.step(f"scoring {folder} (official scoring, sandboxed)")
+            evaluation = evaluate_folder(spec, prof, folder, iso)
         else:
-            raise RebenchError(f"--solution {solution!r} is neither a folder nor one of "
-                               f"{', '.join(sorted(spec.solutions))}")
+            evaluation = _evaluate_named(spec, prof, solution, iso, ticker)
     _print_evaluation(evaluation, as_json)
     if not evaluation.result.valid:
         console.print("[red]invalid score[/]: the solution was not scored (see message)")
         sys.exit(1)
 
 
-def _calibration_status(status: Any, message: str) -> None:
+def _evaluate_named(spec: Any, profile: Any, name: str, isolation: Any,
+                    ticker: Ticker) -> Any:
+    """harness.evaluate.evaluate_named, step by step: the build of a named solution (the
+    reference trains a model) can take minutes, and the user must see which step runs.
+    The temporary workspace goes with the `with` block, also on Ctrl-C or SIGTERM."""
+    import tempfile
+
+    from rebench.harness.evaluate import evaluate_folder
+    from rebench.harness.workspace import materialize_solution, recipe_command
+
+    recipe = spec.solutions[name]
+    with tempfile.TemporaryDirectory(prefix=f"rebench-{name}-") as tmp:
+        build = recipe_command(recipe)
+        ticker.step(f"building the {name} solution"
+                    + (f" (`{build}`, at most {recipe.run_timeout_s:.0f} s)" if build else ""))
+        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
+        ticker.step(f"scoring the {name} solution (official scoring, sandboxed)")
+        return evaluate_folder(spec, profile, workspace, isolation)
+
+
+def _calibration_step(ticker: Ticker, message: str) -> None:
     if message.startswith("WARNING"):
-        console.print(f"[bold red]{escape(message)}[/]")
+        ticker.warn(message)
     else:
-        status.update(message)
+        ticker.step(message)
 
 
 @main.command()
@@ -214,9 +248,10 @@ def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict:
 
     spec = load_spec(env_id)
     iso = resolve_isolation(isolation)
-    with console.status("calibrating") as status:
+    with Ticker(console, f"calibrating {env_id} ({profile}): the starting and the reference "
+                f"solution, {repeats} scorings each") as ticker:
         entry = run_calibration(spec, spec.profile(profile), repeats, iso,
-                                progress=lambda msg: _calibration_status(status, msg),
+                                progress=lambda msg: _calibration_step(ticker, msg),
                                 allow_busy=allow_busy and not strict)
     table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
     for col in ("solution", "median raw", "samples"):

@@ -18,6 +18,7 @@ from rebench.harness.records import RunMark as RunMarkChoices
 
 if TYPE_CHECKING:
     from rebench.agents.base import Agent
+    from rebench.core.spec import EnvironmentSpec
     from rebench.harness.batch import BatchJob
     from rebench.harness.records import OperatorMark, RunRecord
     from rebench.harness.run import Run
@@ -59,12 +60,26 @@ def run(env_id: str, agent: str, profile: str, budget: str | None, seed: int,
     the_agent = make_agent(agent)
     root = ensure_runs_root(runs_root())
     spec = load_spec(env_id)
-    require_prepared(spec, spec.profile(profile))  # before any run folder exists
+    require_solution(spec, agent)  # before any run folder exists
+    require_prepared(spec, spec.profile(profile))
     iso = resolve_isolation(isolation)
     with discard_unstarted_runs(root):
         the_run = create_run(env_id, profile, agent, budget_s, iso, seed=seed, root=root)
     console.print(f"run {the_run.record.run_id} in {the_run.run_dir}")
     _drive(the_run, the_agent)
+
+
+def require_solution(spec: EnvironmentSpec, agent: str) -> None:
+    """AgentError for `--agent reference|expert` at an environment without that solution
+    (restricted_mlm has no expert), before a run is created rather than as a traceback
+    inside it."""
+    from rebench.agents.base import UnknownAgentError
+
+    if agent in ("reference", "expert") and agent not in spec.solutions:
+        named = sorted(n for n in spec.solutions if n != "starting")
+        raise UnknownAgentError(
+            f"{spec.id} has no {agent} solution (it has: {', '.join(named) or 'none'}); "
+            f"agents: start, {', '.join([*named, 'replay:FILE', 'human', 'inspect:MODEL'])}")
 
 
 @contextlib.contextmanager
@@ -84,43 +99,50 @@ def discard_unstarted_runs(root: Path) -> Iterator[None]:
 
 
 def _drive(the_run: Run, the_agent: Agent) -> None:
-    """Execute the run and print its log and score; on Ctrl-C record it as interrupted, end
-    the processes it started (the scorer among them) and say how to resume."""
+    """Execute the run and print its log and score; on Ctrl-C, SIGTERM or SIGHUP record it
+    as interrupted, end the processes it started (the scorer among them) and say how to
+    resume."""
     from rebench.cli_common import console, out
+    from rebench.cli_progress import Ticker
     from rebench.harness.driver import execute_run
 
     record = the_run.record
-    # The human agent owns the terminal: no spinner over its shell.
-    status = (contextlib.nullcontext() if the_agent.name == "human"
-              else console.status(f"{record.agent} working on {record.env_id} "
-                                  f"({record.profile})"))
+    # The human agent owns the terminal: no spinner or progress lines over its shell.
+    ticker = (contextlib.nullcontext() if the_agent.name == "human"
+              else Ticker(console, f"{record.agent} working on {record.env_id} "
+                          f"({record.profile}, budget {record.budget_s:.0f} s)"))
     try:
-        with status:
+        with ticker:
             score = execute_run(the_run, the_agent)
-    except KeyboardInterrupt:
-        _interrupted(the_run)
+    except KeyboardInterrupt as exc:
+        _interrupted(the_run, exc)
     _print_log(the_run.run_dir)
     out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
               f"(run {record.run_id})")
 
 
-def _interrupted(the_run: Run) -> NoReturn:
-    """Record the run as interrupted, end its child processes, tell how to resume, exit 130."""
+def _interrupted(the_run: Run, exc: KeyboardInterrupt) -> NoReturn:
+    """Record the run as interrupted, end its child processes, tell how to resume, exit
+    130 (Ctrl-C) or 128 + the signal (SIGTERM: 143)."""
     import os
     import signal
     import sys
 
     from rebench.cli_common import console
+    from rebench.cli_progress import exit_status, signal_name
     from rebench.harness.driver import events_for
     from rebench.harness.interrupt import end_child_processes, mark_interrupted
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C must not cut this short
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut this short
     run_id = the_run.record.run_id
-    if mark_interrupted(the_run.record, the_run.working_s(), "interrupted (Ctrl-C)"):
+    why = f"interrupted ({signal_name(exc)})"
+    if mark_interrupted(the_run.record, the_run.working_s(), why):
         the_run.save()
-        events_for(the_run).emit("note", text="run interrupted (Ctrl-C)", fsync=True)
-        console.print(f"[yellow]interrupted[/]: run {run_id} is not finished; resume with "
-                      f"`rebench resume {run_id}`", highlight=False, soft_wrap=True)
+        events_for(the_run).emit("note", text=f"run {why}", fsync=True)
+        console.print(f"[yellow]interrupted[/] ({signal_name(exc)}): run {run_id} is not "
+                      f"finished; resume with `rebench resume {run_id}`", highlight=False,
+                      soft_wrap=True)
     else:
         console.print(f"[yellow]interrupted[/]: run {run_id} had already finished",
                       highlight=False, soft_wrap=True)
@@ -129,7 +151,7 @@ def _interrupted(the_run: Run) -> NoReturn:
     # Then end the scorer and leave at once: a scoring thread woken by its killed scorer
     # must not get to log a score.
     end_child_processes()
-    os._exit(130)
+    os._exit(exit_status(exc))
 
 
 @click.command()
@@ -234,6 +256,8 @@ def _require_batch_prepared(jobs: tuple[BatchJob, ...]) -> None:
 
     for env_id, profile in sorted({(j.env_id, j.profile) for j in jobs}):
         spec = load_spec(env_id)
+        for agent in sorted({j.agent for j in jobs if j.env_id == env_id}):
+            require_solution(spec, agent)
         require_prepared(spec, spec.profile(profile))
 
 

@@ -58,6 +58,7 @@ class ServiceHost:
         self._served: dict[str, _Served] = {}
         self._servers: list[socketserver.UnixStreamServer] = []
         self.socket_dir: Path | None = None
+        self._scratch: list[Path] = []  # removed on close (they held the services' files)
 
     def start(self) -> None:
         """Start every service and its socket."""
@@ -67,6 +68,7 @@ class ServiceHost:
         self.socket_dir.chmod(0o755)
         for spec in self._specs:
             scratch = Path(tempfile.mkdtemp(prefix=f"rebench-service-{spec.name}-"))
+            self._scratch.append(scratch)
             served = _Served(spec, spec.start(self._make_context(scratch)))
             self._served[spec.name] = served
             self._serve(served, self.socket_dir / f"{spec.name}.sock")
@@ -153,6 +155,9 @@ class ServiceHost:
                 served.service.close()
         if self.socket_dir is not None:
             shutil.rmtree(self.socket_dir, ignore_errors=True)
+        for scratch in self._scratch:
+            shutil.rmtree(scratch, ignore_errors=True)
+        self._scratch = []
 
 
 def _summary(data: Mapping[str, Any], limit: int = 2000) -> str:

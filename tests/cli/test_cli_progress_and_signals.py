@@ -1,0 +1,133 @@
+"""Long steps say what they do (also into a log), and SIGTERM stops a command as Ctrl-C
+does: a run becomes `interrupted` and resumable, `evaluate --solution reference` removes
+its temporary folder; a solution agent the environment lacks is refused before a run."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from rebench.cli import main
+from rebench.cli_progress import Ticker, fmt_elapsed
+from rebench.sandbox.bwrap import bwrap_available
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "environments"
+
+
+def _iso() -> str:
+    return "bwrap" if bwrap_available() else "local"
+
+
+def _rebench(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "rebench.cli", *args], env={**os.environ, **env},
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+
+
+def test_ticker_repeats_a_long_step_with_its_elapsed_time() -> None:
+    console = Console(width=200, record=True, force_terminal=False)
+    with Ticker(console, "calibrating x", interval=0.2) as ticker:
+        ticker.step("building the reference solution")
+        time.sleep(0.7)
+        ticker.step("scoring reference (1/3)")
+    lines = console.export_text().splitlines()
+    assert lines[0] == "[0s] calibrating x"
+    assert lines[1] == "[0s] building the reference solution"
+    still = [x for x in lines if "building the reference solution (still working" in x]
+    assert len(still) >= 2, lines  # one every 0.2 s, not only at the step's start
+    assert lines[-1].endswith("scoring reference (1/3)")
+    assert fmt_elapsed(185) == "3m05s" and fmt_elapsed(3720) == "1h02m"
+
+
+@pytest.fixture
+def slow_toy(tmp_path: Path, toy_env: str) -> dict[str, str]:
+    """toy_probe whose reference build takes a minute (a stand-in for a reference that
+    trains a model), discoverable by `rebench` subprocesses."""
+    envs = tmp_path / "envs"
+    shutil.copytree(FIXTURES / "toy_probe", envs / "toy_probe")
+    solve = envs / "toy_probe" / "reference" / "solve.py"
+    solve.write_text("import time\ntime.sleep(60)\n" + solve.read_text())
+    tmpdir = tmp_path / "tmp"
+    tmpdir.mkdir()
+    return {"REBENCH_ENVIRONMENTS_PATH": str(envs), "TMPDIR": str(tmpdir),
+            "REBENCH_PROGRESS_S": "1", "PYTHONUNBUFFERED": "1"}
+
+
+@pytest.mark.slow
+def test_sigterm_during_a_reference_build_removes_its_folder_and_says_so(
+    slow_toy: dict[str, str]
+) -> None:
+    tmpdir = Path(slow_toy["TMPDIR"])
+    proc = _rebench(["evaluate", "toy_probe", "--solution", "reference", "--isolation",
+                     _iso()], slow_toy)
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not any(tmpdir.glob("rebench-reference-*")):
+            time.sleep(0.1)
+        assert any(tmpdir.glob("rebench-reference-*")), "the build never started"
+        time.sleep(3)  # long enough for progress lines
+        proc.send_signal(signal.SIGTERM)
+        stdout, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr
+    assert "Traceback" not in stderr
+    assert "building the reference solution (`python solve.py`" in stderr
+    assert "(still working, " in stderr  # the heartbeat reaches a log, not only a terminal
+    assert "interrupted (SIGTERM)" in stderr
+    assert stdout == ""
+    assert list(tmpdir.glob("rebench-*")) == [], "temporary folders left behind"
+
+
+@pytest.mark.slow
+def test_sigterm_of_a_run_is_interrupted_and_resumable(toy_env: str, tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text('{"action": "sleep", "seconds": 600}\n')
+    proc = _rebench(["run", toy_env, "--agent", f"replay:{actions}", "--budget", "300s",
+                     "--isolation", _iso()], {"REBENCH_RUNS": str(root),
+                                              "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        run_dir = None
+        while time.monotonic() < deadline and run_dir is None:
+            for path in root.glob("*/events.jsonl") if root.is_dir() else ():
+                if '"agent_start"' in path.read_text():
+                    run_dir = path.parent
+            time.sleep(0.1)
+        assert run_dir is not None, "the run never started"
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert "Traceback" not in stderr
+    assert f"resume with `rebench resume {run_dir.name}`" in " ".join(stderr.split())
+    record = json.loads((run_dir / "run.json").read_text())
+    assert record["status"] == "interrupted" and record["note"] == "interrupted (SIGTERM)"
+    last = json.loads((run_dir / "events.jsonl").read_text().splitlines()[-1])
+    assert (last["type"], last["text"]) == ("note", "run interrupted (SIGTERM)")
+
+
+def test_a_solution_agent_the_environment_lacks_is_refused_before_a_run(
+    toy_env: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    result = CliRunner().invoke(main, ["run", toy_env, "--agent", "expert", "--isolation",
+                                       "local"], env={"REBENCH_RUNS": str(root)})
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    assert "toy_probe has no expert solution (it has: reference)" in result.stderr
+    assert not root.exists() or not any(root.iterdir())
