@@ -16,6 +16,7 @@ from rebench.assets.data import TokenSplits, offline_token_splits
 from rebench.core.errors import ScorerFault
 
 META = "meta.json"
+LSTAR = "lstar.json"  # L* measured at prepare on this prepare's drawn setting
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,7 @@ class ProtectedData:
     val_rows: np.ndarray
     heldout_rows: np.ndarray
     vocab_size: int
+    target_flops: float  # this prepare's drawn budget
 
 
 def load_protected(assets_dir: Path) -> ProtectedData:
@@ -36,10 +38,20 @@ def load_protected(assets_dir: Path) -> ProtectedData:
         train = np.memmap(root / "train.bin", dtype=np.uint16, mode="r")
         val_rows = np.load(root / "val_rows.npy")
         heldout = np.load(root / "heldout_rows.npy")
-        return ProtectedData(train, val_rows, heldout, int(meta["vocab_size"]))
+        return ProtectedData(train, val_rows, heldout, int(meta["vocab_size"]),
+                             float(meta["target_flops"]))
     except (OSError, KeyError, ValueError) as exc:
         raise ScorerFault(f"small_scaling_law: protected assets unreadable: {exc}") from exc
 
+
+def load_l_star(assets_dir: Path) -> float:
+    """The best loss the prepare measured on the budget line of its drawn setting."""
+    try:
+        points = json.loads((assets_dir / "protected" / LSTAR).read_text())["points"]
+        return float(min(float(p["loss"]) for p in points))
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise ScorerFault(f"small_scaling_law: no L* in the prepared assets ({exc}); "
+                          "prepare the environment again") from exc
 
 
 # This environment's corpus split is fixed, not secret: the agent's answer is three numbers

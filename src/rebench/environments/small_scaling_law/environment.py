@@ -5,6 +5,7 @@ from the agent and the last answer counts."""
 
 from __future__ import annotations
 
+from rebench.core.feedback import Feedback
 from rebench.core.service import ServiceSpec
 from rebench.core.spec import (
     Aggregation,
@@ -16,6 +17,22 @@ from rebench.core.spec import (
 )
 from rebench.environments.small_scaling_law.service import start_experiments
 from rebench.environments.small_scaling_law.trainer import ScalingParams
+
+# What a score shows the agent (core/feedback.py). The score is hidden: a requested score
+# shows only validity (`is_valid`, rendered as `valid`) and the fraction of the target
+# FLOPs the answer uses, a function of the answer alone; an invalid one a reason code.
+FEEDBACK = Feedback(
+    reasons={
+        "no_answer": "answer.json is missing, not a regular file, unreadable or too large",
+        "malformed_answer": "answer.json must be a JSON object with a finite positive "
+                            "loss_prediction and positive integers max_iters and n_embd",
+        "bad_width": "n_embd must be a multiple of the head size within the range of "
+                     "recipe.json, and max_iters at least 1",
+        "over_budget": "the answer uses more than the allowed multiple of the target FLOPs",
+        "diverged": "the answer's training at the target budget diverged",
+    },
+    numbers={"frac_flops_used": 4},
+)
 
 # Calls of the experiments service per run (its max_calls, quoted in the instructions).
 MAX_EXPERIMENTS = 100
@@ -52,12 +69,21 @@ CPU = Profile(
         "min_n_embd": 16,
         "max_n_embd": 256,
         "lr": 2e-3,
-        "target_flops": 5e11,
+        "target_flops": 5e11,  # the public sweep's budget (documentation of the recipe)
+        # The scored budget, drawn at prepare: 1.1 x 4.5e11 < 5e11, so the sweep's optimum
+        # copied as is is over budget; L* is measured at prepare at 16, 24 and 32 (the
+        # sweep's optimum and its neighbours).
+        "target_low": 3.5e11,
+        "target_high": 4.5e11,
+        "lstar_widths": "16,24,32",
         "val_windows": 256,  # the service's validation loss: 256 windows of the val split
         "heldout_windows": 2048,  # the scorer's: a secret 2048 of the test split's ~4600
         "sweep_windows": 1536,  # the sweep's (L*): 1536 windows spread over the test split
         "start_n_embd": 96,
         "start_loss_prediction": 5.5,
+        # An experiment at the cap takes 1-15 s on 2 idle cores (plus a few seconds to
+        # start its process); 300 s leaves a margin for a loaded machine.
+        "experiment_timeout_s": 300.0,
     },
     instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
     gpus=0,
@@ -92,11 +118,19 @@ GPU = Profile(
         # A target run takes 10 min at n_embd 512 on an H200, near the compute-optimal width
         # of this budget (docs/benchmarks/gpu-sizing-h200.md: 0.149 s a step at 512).
         "target_flops": 2e16,
+        # Drawn at prepare like cpu's; L* costs the prepare one target run per width
+        # (about 8-15 minutes each on an H200: issue 29 sets these from its sweep).
+        "target_low": 1.5e16,
+        "target_high": 1.8e16,
+        "lstar_widths": "384,512,640",
         "val_windows": 256,
         "heldout_windows": 1024,
         "sweep_windows": 4096,
         "start_n_embd": 1024,  # the paper's starting guess (n_embd 1000, loss 4.4)
         "start_loss_prediction": 4.4,
+        # An experiment at the cap: about 12-20 s on an H200 (1/50 of a 10-15 minute
+        # target run) plus CUDA start-up.
+        "experiment_timeout_s": 600.0,
     },
     instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
     gpus=1,
@@ -107,7 +141,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="small_scaling_law",
-    version="1.1.0",
+    version="1.2.0",
     title="Scaling Law Experiment",
     direction=Direction.HIGHER,
     raw_score_meaning="1 - [(L(answer) - L*) + |loss_prediction - L(answer)|]: L(answer) is "
@@ -128,6 +162,7 @@ SPEC = EnvironmentSpec(
         "FLOPs); returns the loss curve and the validation loss",
         start_experiments, max_calls=MAX_EXPERIMENTS),),
     params_type=ScalingParams,
+    feedback=FEEDBACK,
     paper_starting_raw=0.2356,
     paper_reference_raw=0.84,
 )

@@ -7,25 +7,36 @@ public/   (copied into every workspace)
 protected/ (trusted side only: the experiment service and the scorer)
   train.bin, val_rows.npy   the public train split and validation windows (experiments)
   heldout_rows.npy          a secret random subset of the test split's windows (the score)
-  meta.json                 tokenizer and vocabulary size
+  meta.json                 tokenizer, vocabulary size and the drawn target budget
+  lstar.json                L*: the held-out loss of each width of `lstar_widths` trained
+                            at the drawn budget, on the scorer's own windows
+
+The target budget is drawn from fresh randomness (log-uniform in the profile's
+[target_low, target_high]) and L* is measured for it here, so what the score compares with
+is not in the package's public sweep table (which documents the recipe at the nominal
+budget); the copied table optimum is over the drawn budget.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import secrets
 import shutil
+import time
+from collections.abc import Callable
 
 import numpy as np
 
 from rebench.assets import gpt as gpt_module
 from rebench.assets.data import TokenSplits
-from rebench.environments.small_scaling_law.assets import META, corpus_splits
+from rebench.environments.small_scaling_law.assets import LSTAR, META, corpus_splits
 from rebench.environments.small_scaling_law.trainer import (
     Recipe,
     ScalingParams,
     block_rows,
     spread_rows,
+    train_config,
 )
 from rebench.scoring import PrepareContext
 
@@ -48,7 +59,32 @@ def public_recipe(recipe: Recipe, cap: float) -> dict[str, object]:
               "cosine decay to peak / 10",
         "flops": "n_layer * n_embd**2 * 12 * 6 * block_size * batch_size * max_iters",
         "target_flops": recipe.target_flops, "experiment_flops_cap": cap,
+        "target_note": "target_flops was drawn for this run when the task was prepared",
     }
+
+
+def draw_target(params: ScalingParams, rng: np.random.Generator) -> float:
+    """The run's budget: log-uniform in [target_low, target_high], rounded to 3 digits."""
+    low, high = math.log(params.target_low), math.log(params.target_high)
+    return float(f"{math.exp(rng.uniform(low, high)):.3g}")
+
+
+def measure_l_star(recipe: Recipe, train: np.ndarray, rows: np.ndarray, widths: list[int],
+                   progress: Callable[[str, float | None], None] | None = None,
+                   ) -> list[dict[str, float]]:
+    """Train each width at the recipe's (drawn) budget and evaluate on `rows` (the
+    scorer's held-out windows): the points whose best loss is L*."""
+    points = []
+    for i, n_embd in enumerate(widths):
+        iters = recipe.iters_for(n_embd, recipe.target_flops)
+        start = time.monotonic()
+        loss = train_config(recipe, train, rows, n_embd, iters).final_loss
+        points.append({"n_embd": n_embd, "max_iters": iters, "loss": loss,
+                       "seconds": round(time.monotonic() - start, 1)})
+        if progress is not None:
+            progress(f"L*: width {n_embd} trained ({i + 1}/{len(widths)})",
+                     0.3 + 0.7 * (i + 1) / len(widths))
+    return points
 
 
 def prepare(ctx: PrepareContext) -> None:
@@ -60,20 +96,29 @@ def prepare(ctx: PrepareContext) -> None:
 
 def _build(ctx: PrepareContext, params: ScalingParams, splits: TokenSplits) -> None:
     ctx.progress("tokenizing the corpus", 0.1)
-    recipe = Recipe.of(params, splits.vocab_size)
+    # Fresh randomness: neither the budget nor the held-out windows follow from the package.
+    rng = np.random.default_rng(secrets.randbits(128))
+    recipe = Recipe.of(params, splits.vocab_size, draw_target(params, rng))
     ctx.public_dir.mkdir(parents=True, exist_ok=True)
     ctx.protected_dir.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(splits.path("train"), ctx.protected_dir / "train.bin")
     np.save(ctx.protected_dir / "val_rows.npy",
             spread_rows(splits.tokens("val"), recipe.block_size, recipe.val_windows))
-    # The held-out windows are drawn from fresh randomness: not derivable from the package.
     rows = block_rows(splits.tokens("test"), recipe.block_size)
-    rng = np.random.default_rng(secrets.randbits(128))
     pick = np.sort(rng.choice(len(rows), size=min(recipe.heldout_windows, len(rows)),
                               replace=False))
-    np.save(ctx.protected_dir / "heldout_rows.npy", rows[pick])
+    heldout = rows[pick]
+    np.save(ctx.protected_dir / "heldout_rows.npy", heldout)
     (ctx.protected_dir / META).write_text(json.dumps(
-        {"tokenizer": splits.tokenizer, "vocab_size": splits.vocab_size}))
+        {"tokenizer": splits.tokenizer, "vocab_size": splits.vocab_size,
+         "target_flops": recipe.target_flops}))
+    ctx.progress(f"measuring L* at the drawn budget (widths {params.lstar_widths})", 0.3)
+    widths = [int(w) for w in params.lstar_widths.split(",")]
+    started = time.monotonic()
+    points = measure_l_star(recipe, splits.tokens("train"), heldout, widths, ctx.progress)
+    (ctx.protected_dir / LSTAR).write_text(json.dumps(
+        {"target_flops": recipe.target_flops, "points": points,
+         "seconds": round(time.monotonic() - started, 1)}, indent=1))
     cap = recipe.target_flops * params.experiment_fraction
     (ctx.public_dir / "recipe.json").write_text(json.dumps(public_recipe(recipe, cap), indent=1))
     shutil.copyfile(gpt_module.__file__, ctx.public_dir / "model.py")

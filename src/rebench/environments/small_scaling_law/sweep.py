@@ -5,8 +5,9 @@ the held-out loss of each (windows spread evenly over the whole test split).
     python -m rebench.environments.small_scaling_law.sweep --profile cpu --processes 2 --threads 1
     python -m rebench.environments.small_scaling_law.sweep --profile gpu --processes 5
 
-writes sweep_<profile>.json beside this file (shipped with the package; the sandbox hides
-the package, so agents cannot read it). The scorer's L* is the best loss in that table.
+writes sweep_<profile>.json beside this file. The table is public documentation of the
+recipe at the profile's nominal budget (`target_flops`); since 1.2.0 the scored budget is
+drawn at prepare below it and L* is measured there (prepare.py), so no table is the answer.
 """
 
 from __future__ import annotations

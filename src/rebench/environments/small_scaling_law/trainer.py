@@ -32,7 +32,14 @@ class ScalingParams:
     max_n_embd: int
     lr: float  # default peak learning rate (an experiment may set its own)
     seed: int  # model init and batch order of every training run (experiments and scoring)
-    target_flops: float  # the budget the answer is trained at
+    target_flops: float  # the budget of the public sweep table (documentation only)
+    # The budget the answer is trained at is drawn at prepare, log-uniformly in
+    # [target_low, target_high] (recipe.json gives it to the agent): the public table's
+    # optimum is never the answer. target_high * max_budget_ratio < target_flops, so the
+    # table's optimum copied as is uses more than the allowed budget.
+    target_low: float
+    target_high: float
+    lstar_widths: str  # widths (comma-separated) the prepare trains at the drawn budget: L*
     experiment_fraction: float  # one experiment may use this fraction of target_flops
     max_budget_ratio: float  # answers above this x target_flops are invalid
     eval_batch_size: int  # rows per evaluation batch
@@ -41,6 +48,7 @@ class ScalingParams:
     sweep_windows: int  # the sweep's (L*): windows spread over the test split
     start_n_embd: int  # the starting answer's width and loss prediction
     start_loss_prediction: float
+    experiment_timeout_s: float  # wall-clock limit of one experiment's child process
 
 
 @dataclass(frozen=True)
@@ -64,13 +72,16 @@ class Recipe:
     device: str = "cpu"
 
     @classmethod
-    def of(cls, p: ScalingParams, vocab_size: int) -> Recipe:
-        """The recipe of a profile's params on a corpus of `vocab_size` tokens."""
+    def of(cls, p: ScalingParams, vocab_size: int, target_flops: float | None = None
+           ) -> Recipe:
+        """The recipe of a profile's params on a corpus of `vocab_size` tokens, at the
+        prepare's drawn budget `target_flops` (the sweep's nominal budget if None)."""
         return cls(
             vocab_size=vocab_size, n_layer=p.n_layer, block_size=p.block_size,
             batch_size=p.batch_size, head_size=p.head_size, min_n_embd=p.min_n_embd,
             max_n_embd=p.max_n_embd, lr=p.lr, seed=p.seed, threads=p.threads,
-            target_flops=p.target_flops, eval_batch_size=p.eval_batch_size,
+            target_flops=p.target_flops if target_flops is None else target_flops,
+            eval_batch_size=p.eval_batch_size,
             val_windows=p.val_windows, heldout_windows=p.heldout_windows, device=p.device,
         )
 

@@ -1,0 +1,115 @@
+"""Answers that are public (issue 26, class 6): the scored budget is drawn at prepare and
+L* measured for it, so the package's sweep table is not the answer; the gap to L* is
+clamped, so an answer over the target cannot score above a perfect one; what the scorer
+says is a declared reason code; the integrity rule flags a table copy."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+from conftest import ScoreFn
+
+from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.environments.small_scaling_law.assets import load_l_star, load_protected
+from rebench.environments.small_scaling_law.environment import FEEDBACK
+from rebench.environments.small_scaling_law.integrity import public_table_flags
+from rebench.environments.small_scaling_law.prepare import draw_target
+from rebench.environments.small_scaling_law.scoring import raw_score
+from rebench.environments.small_scaling_law.sweep import load_sweep
+from rebench.environments.small_scaling_law.trainer import ScalingParams
+from rebench.harness.events import Event
+from rebench.harness.scoring import agent_visible
+from rebench.scoring import ScoreKind
+
+
+def _best() -> tuple[int, int, float]:
+    best = min(load_sweep("cpu"), key=lambda p: p.loss)
+    return best.n_embd, best.max_iters, best.loss
+
+
+def test_the_gap_to_l_star_is_clamped_at_zero() -> None:
+    """Before 1.2.0 an answer trained on 1.1 x the target reached below L* and scored
+    above 1; now the best a loss can do is match L*."""
+    assert raw_score(4.50, 4.60, 4.50) == 1.0
+    assert raw_score(4.70, 4.60, 4.65) == pytest.approx(1 - (0.10 + 0.05))
+
+
+def test_the_drawn_budget_puts_the_table_optimum_over_budget(ssl_spec: EnvironmentSpec
+                                                             ) -> None:
+    for name in ssl_spec.profiles:
+        p = ssl_spec.profile(name).params_as(ScalingParams)
+        assert p.target_high * p.max_budget_ratio < p.target_flops * 0.999
+        draws = {draw_target(p, np.random.default_rng(seed)) for seed in range(50)}
+        assert len(draws) > 10 and all(p.target_low <= d <= p.target_high for d in draws)
+
+
+def test_l_star_is_measured_at_the_drawn_budget(ssl_cpu: Profile, ssl_assets: Path) -> None:
+    p = ssl_cpu.params_as(ScalingParams)
+    data = load_protected(ssl_assets)
+    assert p.target_low <= data.target_flops <= p.target_high
+    recipe = json.loads((ssl_assets / "public" / "recipe.json").read_text())
+    assert recipe["target_flops"] == data.target_flops
+    table = json.loads((ssl_assets / "protected" / "lstar.json").read_text())
+    assert [q["n_embd"] for q in table["points"]] == [int(w) for w in
+                                                      p.lstar_widths.split(",")]
+    assert table["target_flops"] == data.target_flops
+    l_star = load_l_star(ssl_assets)
+    assert math.isfinite(l_star) and l_star != pytest.approx(_best()[2], abs=1e-6)
+
+
+def test_the_copied_table_optimum_is_over_the_drawn_budget(score_answer: ScoreFn) -> None:
+    width, iters, loss = _best()
+    result = score_answer({"loss_prediction": loss, "max_iters": iters, "n_embd": width})
+    assert not result.valid and result.message["reason"] == "over_budget"
+
+
+@pytest.mark.parametrize(("text", "code"), [
+    ("not json", "malformed_answer"),
+    ('{"loss_prediction": 4.4, "max_iters": 20, "n_embd": 12}', "bad_width"),
+    ('{"loss_prediction": "l_star", "max_iters": 20, "n_embd": 16}', "malformed_answer"),
+])
+def test_invalid_answers_give_a_declared_reason_code(
+        ssl_spec: EnvironmentSpec, score_answer: ScoreFn, text: str, code: str) -> None:
+    result = score_answer(text, ScoreKind.REQUESTED)
+    shown = agent_visible(ssl_spec, result).message
+    assert shown["reason"] == code and code in FEEDBACK.reasons
+    assert shown["text"] == FEEDBACK.reasons[code] and FEEDBACK.conforms(shown)
+
+
+def test_a_requested_check_shows_validity_and_the_fraction_only(
+        ssl_spec: EnvironmentSpec, score_answer: ScoreFn) -> None:
+    result = score_answer({"loss_prediction": 7.0, "max_iters": 4, "n_embd": 16,
+                           "reason": "crash", "l_star": 1.0}, ScoreKind.REQUESTED)
+    shown = agent_visible(ssl_spec, result).message
+    assert shown == {"valid": True, "frac_flops_used": shown["frac_flops_used"]}
+    assert 0 < shown["frac_flops_used"] < 0.01
+
+
+def _run(answers: list[tuple[float, object]], experiments: list[float]) -> SimpleNamespace:
+    events = [Event(seq=i, time="t", wall_s=w, working_s=w, type="service_call",
+                    data={"service": "experiments", "ok": True, "request": "{}",
+                          "reply": "{}"}) for i, w in enumerate(experiments)]
+
+    def distinct_texts(rel: str, max_bytes: int) -> object:
+        for working_s, answer in answers:
+            entry = SimpleNamespace(working_s=working_s, wall_time="t")
+            yield SimpleNamespace(entry=entry, rel=rel, snapshot="s"), json.dumps(answer)
+
+    return SimpleNamespace(events=events, distinct_texts=distinct_texts)
+
+
+def test_an_answer_from_the_public_table_without_experiments_is_flagged() -> None:
+    width, iters, loss = _best()
+    copied = {"loss_prediction": loss, "max_iters": iters, "n_embd": width}
+    rescaled = {"loss_prediction": round(loss, 4), "max_iters": 4000, "n_embd": width}
+    honest = {"loss_prediction": 4.7321, "max_iters": 4000, "n_embd": width}
+    flags = list(public_table_flags(_run([(10.0, copied), (20.0, rescaled),  # type: ignore[arg-type]
+                                          (30.0, honest)], [])))
+    assert [f.rule for f in flags] == ["answer-public-table"] * 2
+    worked = list(public_table_flags(_run([(100.0, copied)], [1.0, 2.0, 3.0])))  # type: ignore[arg-type]
+    assert worked == []
