@@ -9,12 +9,13 @@ from typing import IO, Any
 
 import click
 
-from rebench.analysis.report import Report, ReportSettings, build_report, report_json
+from rebench.analysis.report import Report, ReportSettings, build_reports, reports_json
 from rebench.analysis.sources import LeftOut, from_csv, from_index, from_run_dirs, write_csv
 from rebench.analysis.table import RunTable
 from rebench.analysis.units import parse_duration
 from rebench.core.errors import RebenchError
 from rebench.core.paths import runs_root
+from rebench.core.paths import runs_root as runs_root_default
 
 
 def _load(runs_root_opt: Path | None, runs_db: Path | None, csv_file: Path | None,
@@ -44,8 +45,8 @@ def _budgets(text: str | None) -> tuple[float, ...]:
               exists=True), help="CSV of external score events (env, agent, run_id, "
               "time_limit_s, working_s, normalized; one row per score event).")
 @click.option("--out", type=click.Path(path_type=Path, file_okay=False), default=None,
-              help="Folder for report.html, report.json and events.csv [default: report; "
-              "with --json: none, unless given].")
+              help="Folder for report.html, report.json and events.csv [default: report/ in "
+              "the runs folder ($REBENCH_RUNS or ./runs); with --json: none, unless given].")
 @click.option("--budget", "focus", help="Total budget of the per-environment view, e.g. 8h "
               "(default: the longest time limit in the data).")
 @click.option("--budgets", help="Comma-separated total budgets of the curve, e.g. 30m,2h,8h,32h "
@@ -69,11 +70,12 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
            out: Path | None, focus: str | None, budgets: str | None, n_boot: int, seed: int,
            title: str, include: tuple[str, ...], as_json: bool,
            exclude_flagged: str | None) -> None:
-    """Score@k over time budgets, per-environment scores, trajectories and human baselines.
+    """Score@k over time budgets, per-environment scores, trajectories and human baselines;
+    runs of each profile apart, the paper's human experts only beside gpu-profile runs.
 
     Runs that were interrupted, crashed, ended early (human) or marked practice or aborted
     (`rebench mark`) are left out and listed; --include counts them. Exit status 2 on an
-    error (unreadable input, an --out folder that cannot be written)."""
+    error (no runs to report, unreadable input, an --out folder that cannot be written)."""
     from rebench.integrity.runs import report_integrity
 
     try:
@@ -83,11 +85,13 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
                                             exclude_flagged)
         settings = ReportSettings(_budgets(budgets), parse_duration(focus) if focus else None,
                                   n_boot, seed, title)
-        result = build_report(table, settings)
-        folder = None if as_json and out is None else _writable(out or Path("report"))
+        _require_runs(table)
+        result = build_reports(table, settings)
+        folder = None if as_json and out is None else _writable(
+            out or (runs_root or runs_root_default()) / "report")
     except RebenchError as exc:
         raise ReportError(str(exc)) from None
-    data = {**report_json(result), "integrity": integrity.to_json()}
+    data = {**reports_json(result), "integrity": integrity.to_json()}
     if as_json:
         click.echo(json.dumps(data, indent=1, allow_nan=False))
     else:
@@ -103,6 +107,16 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
         except OSError as exc:
             raise ReportError(f"cannot write the report into {folder}: "
                               f"{exc.strerror or exc}") from None
+
+
+def _require_runs(table: RunTable) -> None:
+    """ReportError when there is nothing at all (an empty report reads as a result); runs
+    that were all left out still make a report: it lists them and why."""
+    if table.runs or table.problems:
+        return
+    where = table.source or "the input"
+    raise ReportError(f"no runs to report in {where} (make some with `rebench run`, or "
+                      "point --runs-root, --runs-db or --from-csv at them)")
 
 
 class ReportError(click.ClickException):
@@ -129,16 +143,16 @@ def _writable(folder: Path) -> Path:
     return folder
 
 
-def _write_html(result: Report, path: Path, integrity: str = "", quiet: bool = False
+def _write_html(result: list[Report], path: Path, integrity: str = "", quiet: bool = False
                 ) -> None:
     from rebench.analysis.html import render_html
     from rebench.analysis.plots import PlottingUnavailable, all_figures
 
     try:
-        figures = all_figures(result)
+        figures = [all_figures(part) for part in result]
     except PlottingUnavailable as exc:
         click.echo(f"warning: {exc}; the page has no figures", err=True)
-        figures = {}
+        figures = [{} for _ in result]
     path.write_text(render_html(result, figures, integrity))
     if not quiet:  # with --json, stdout is the JSON object alone
         click.echo(f"wrote {path}")

@@ -5,22 +5,22 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, NoReturn
 
 import click
-from rich.console import Console
 from rich.table import Table
 
 from rebench.cli_common import fmt_number
+from rebench.cli_tables import RunRow, print_log, print_outcomes, print_runs
+
+__all__ = ["RunRow", "discard_unstarted_runs", "print_runs", "register_run_commands"]
 from rebench.harness.records import RunMark as RunMarkChoices
 
 if TYPE_CHECKING:
     from rebench.agents.base import Agent
     from rebench.core.spec import EnvironmentSpec
-    from rebench.harness.batch import BatchJob
-    from rebench.harness.records import OperatorMark, RunRecord
+    from rebench.harness.batch import BatchJob, BatchOutcome
     from rebench.harness.run import Run
 
 
@@ -116,7 +116,7 @@ def _drive(the_run: Run, the_agent: Agent) -> None:
             score = execute_run(the_run, the_agent)
     except KeyboardInterrupt as exc:
         _interrupted(the_run, exc)
-    _print_log(the_run.run_dir)
+    print_log(the_run.run_dir)
     out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
               f"(run {record.run_id})")
 
@@ -206,7 +206,7 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
     from rebench.cli_common import console, out, resolve_isolation
     from rebench.core.errors import RebenchError, RunError
     from rebench.core.paths import runs_root
-    from rebench.harness.batch import BatchOutcome, load_batch_spec, run_batch
+    from rebench.harness.batch import load_batch_spec, run_batch
     from rebench.harness.index import ensure_runs_root
 
     if ray_address is not None:
@@ -231,18 +231,14 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
         def update(outcome: BatchOutcome) -> None:
             if outcome.state in ("finished", "failed"):
                 progress.advance(task)
-            progress.console.print(f"{outcome.state:>8} {outcome.job.label()} "
-                                   f"{outcome.run_id} {fmt_number(outcome.final_normalized)}")
+            # soft_wrap: the terminal wraps a long id, so a copy of it is still one id
+            progress.console.print(f"{outcome.state:>8} {outcome.run_id} score "
+                                   f"{fmt_number(outcome.final_normalized)}",
+                                   soft_wrap=True, highlight=False)
 
         with discard_unstarted_runs(root):
             outcomes = run_batch(spec, iso, root, update)
-    table = Table(title="batch")
-    for col in ("run id", "attempt", "gpus", "state", "score"):
-        table.add_column(col)
-    for o in outcomes:
-        table.add_row(o.run_id, o.job.label(), ",".join(map(str, o.gpus)) or "-", o.state,
-                      fmt_number(o.final_normalized))
-    out.print(table)
+    print_outcomes(out, outcomes)
     failed = [o for o in outcomes if o.state != "finished"]
     if failed:
         raise RunError(f"{len(failed)} of {len(outcomes)} attempts failed; see harness.log "
@@ -264,75 +260,32 @@ def _require_batch_prepared(jobs: tuple[BatchJob, ...]) -> None:
 @click.command()
 @click.option("--env", "env_id", default=None, help="only this environment")
 @click.option("--limit", default=50, show_default=True)
-def runs(env_id: str | None, limit: int) -> None:
-    """List runs recorded in the run index (newest first)."""
+@click.option("--json", "as_json", is_flag=True, help="one JSON object per line, every field")
+def runs(env_id: str | None, limit: int, as_json: bool) -> None:
+    """List runs recorded in the run index (newest first). Every column is printed when the
+    output is piped; a narrow terminal gets two lines per run instead of fewer columns."""
+    from dataclasses import asdict
+
     from rebench.cli_common import out
+    from rebench.core.errors import RunError
     from rebench.core.paths import runs_root
     from rebench.harness.index import index_path, list_runs
     from rebench.harness.records import load_mark
 
-    rows = [RunRow.of(r, load_mark(d)) for r, d in list_runs(index_path(runs_root()))
+    root = runs_root()
+    if not root.is_dir():
+        raise RunError(f"no runs folder {root} (runs go where $REBENCH_RUNS says, default "
+                       "./runs; `rebench run` makes the first)")
+    rows = [RunRow.of(r, load_mark(d)) for r, d in list_runs(index_path(root))
             if env_id is None or r.env_id == env_id]
-    out.print(f"runs in {runs_root()}" + (f" ({len(rows) - limit} older not shown)"
-                                          if len(rows) > limit else ""))
+    if as_json:
+        for row in rows[:limit]:
+            click.echo(json.dumps(asdict(row)))
+        return
+    out.print(f"runs in {root}" + (f" ({len(rows) - limit} older not shown)"
+                                   if len(rows) > limit else "")
+              + ("" if rows else ": none yet"), highlight=False, soft_wrap=True)
     print_runs(out, rows[:limit])
-
-
-@dataclass(frozen=True)
-class RunRow:
-    """One line of `rebench runs`."""
-
-    run_id: str
-    env_id: str
-    profile: str
-    agent: str
-    budget: str
-    status: str
-    score: str
-
-    @classmethod
-    def of(cls, record: RunRecord, mark: OperatorMark | None) -> RunRow:
-        from rebench.analysis.units import format_duration
-        from rebench.harness.records import RunMark
-
-        status = record.status.value
-        if mark is not None and mark.mark is not RunMark.OK:
-            status += f" ({mark.mark.value})"
-        return cls(record.run_id, record.env_id, record.profile, record.agent,
-                   format_duration(record.budget_s), status,
-                   fmt_number(record.final_normalized))
-
-
-# Column sets from the fullest to the narrowest; the run id is never cut (`show`, `resume`
-# and `verify` take it), and it already names the environment and the agent.
-_RUN_COLUMNS = (
-    ("run id", "env", "profile", "agent", "budget", "status", "score"),
-    ("run id", "profile", "budget", "status", "score"),
-    ("run id", "status", "score"),
-)
-
-
-def print_runs(console: Console, rows: list[RunRow]) -> None:
-    """The widest table of runs that fits the console; below that, two lines per run, the
-    run id printed whole (the terminal wraps it, so a copy of it is still one id)."""
-    from rich import box
-
-    attr = {"run id": "run_id", "env": "env_id", "profile": "profile", "agent": "agent",
-            "budget": "budget", "status": "status", "score": "score"}
-    measure = Console(width=10_000)
-    for columns in _RUN_COLUMNS:
-        table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
-        for col in columns:
-            table.add_column(col, no_wrap=True, justify="right" if col == "score" else "left")
-        for row in rows:
-            table.add_row(*(getattr(row, attr[c]) for c in columns))
-        if measure.measure(table).maximum <= console.width:
-            console.print(table)
-            return
-    for row in rows:
-        console.print(row.run_id, style="bold", soft_wrap=True, highlight=False)
-        console.print(f"  {row.profile} {row.budget} {row.status} score {row.score}",
-                      highlight=False)
 
 
 @click.command()
@@ -392,21 +345,5 @@ def show(run_ref: str, as_json: bool) -> None:
     table.add_row("anchors", json.dumps(record.anchors))
     table.add_row("score", fmt_number(record.final_normalized))
     out.print(table)
-    _print_log(the_run.run_dir)
+    print_log(the_run.run_dir)
     show_section(the_run.run_dir, out)
-
-
-def _print_log(run_dir: object) -> None:
-    from pathlib import Path
-
-    from rebench.cli_common import out
-    from rebench.harness.score_log import read_log
-
-    entries = read_log(Path(str(run_dir)) / "protected" / "score_log.jsonl")
-    table = Table(title="score log")
-    for col in ("#", "kind", "working s", "raw", "normalized", "valid", "message"):
-        table.add_column(col)
-    for e in entries:
-        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
-                      fmt_number(e.normalized), str(e.valid), json.dumps(e.message)[:80])
-    out.print(table)

@@ -23,15 +23,15 @@ def write_run(
     root: Path, run_id: str, env_id: str, agent: str, budget_s: float, events: Events,
     aggregation: str = "best", status: RunStatus = RunStatus.FINISHED,
     working_s_used: float | None = None, extra: dict[str, Any] | None = None,
-    env_version: str = "1",
+    env_version: str = "1", profile: str = "cpu", hardware: str = "test",
 ) -> Path:
     """One runs/<run_id>/ with run.json and a hash-chained score log. The working time used
     defaults to the last event's (the final score is logged at the end of the run)."""
     run_dir = root / run_id
     (run_dir / "protected").mkdir(parents=True)
     record = RunRecord(
-        run_id=run_id, env_id=env_id, env_version=env_version, profile="cpu", agent=agent,
-        seed=0, budget_s=budget_s, hardware="test", anchors={}, isolation="local",
+        run_id=run_id, env_id=env_id, env_version=env_version, profile=profile, agent=agent,
+        seed=0, budget_s=budget_s, hardware=hardware, anchors={}, isolation="local",
         created_at="2026-11-29T00:00:00+00:00", status=status,
         aggregation=aggregation,
         working_s_used=(max((w for w, _ in events), default=0.0) if working_s_used is None

@@ -124,7 +124,8 @@ def test_page_labels_published_humans_apart_from_local_runs(
 ) -> None:
     from rebench.analysis.html import render_html
 
-    make_run("h1", "triton_cumsum", "human", 8 * HOUR, [(0.0, 0.0), (8 * HOUR, 0.5)])
+    make_run("h1", "triton_cumsum", "human", 8 * HOUR, [(0.0, 0.0), (8 * HOUR, 0.5)],
+             profile="gpu")
     page = render_html(build_report(from_run_dirs(runs_dir), ReportSettings(n_boot=100)), {})
     assert "human (local)" in page
     assert "human best, published" in page and "human mean 7-9 h, published" in page

@@ -58,7 +58,10 @@ def test_html_report_files(tmp_path: Path, runs_dir: Path, make_run: WriteRun) -
     assert result.exit_code == 0, result.output
     page = (out / "report.html").read_text()
     assert page.count('src="data:image/svg+xml;base64,') == 3
-    assert "T = 8m" in page and "reference" in page and "human best" in page
+    assert "T = 8m" in page and "reference" in page
+    # cpu-profile runs: labelled, and no human expert drawn or tabled beside them
+    assert "cpu profile, on test" in page and "not comparable with the paper's human" in page
+    assert "human best, published" not in page
     assert "arxiv.org/abs/2411.15114" in page
     assert json.loads((out / "report.json").read_text())["budgets_s"] == [120.0, 240.0, 480.0]
     assert (out / "events.csv").read_text().count("\n") == 1 + 12 * 2 + 6 * 2
@@ -106,7 +109,7 @@ def test_bad_inputs_give_clear_errors(tmp_path: Path, runs_dir: Path) -> None:
     result = CliRunner().invoke(report, ["--runs-root", str(runs_dir), "--budget", "soon"])
     assert result.exit_code != 0 and "bad duration" in result.output
     result = CliRunner().invoke(report, ["--runs-root", str(runs_dir), "--json"])
-    assert result.exit_code == 0 and json.loads(result.output)["n_runs"] == 0
+    assert result.exit_code == 2 and "no runs to report" in result.output
 
 
 def test_report_from_the_run_index(runs_dir: Path, make_run: WriteRun) -> None:

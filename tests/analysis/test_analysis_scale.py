@@ -55,7 +55,8 @@ def test_metr_scale_charts_draw_no_paper_scale_reference(make_csv: MakeCsv) -> N
 
     paper = build_report(from_csv(make_csv(_rows(""))), ReportSettings(n_boot=100))
     assert paper.table.scale is ScoreScale.NORMALIZED
-    assert any("human experts, paper" in label for label in _labels(budget_figure(paper)))
+    assert any("human experts (paper, H100, gpu setting" in label
+               for label in _labels(budget_figure(paper)))
     assert "paper's scale" in budget_figure(paper).axes[0].get_ylabel()
     assert "published" in env_table(paper)
 

@@ -46,26 +46,58 @@ def test_runs_folder_under_a_file_or_unwritable_is_one_line(tmp_path: Path) -> N
     one_line_error(result, "cannot create the runs folder /proc/rebench-runs")
 
 
+def _one_run_csv(tmp_path: Path) -> Path:
+    path = tmp_path / "runs.csv"
+    path.write_text("env,agent,run_id,time_limit_s,working_s,normalized,profile\n"
+                    "triton_cumsum,start,r1,600,600,0.0,cpu\n")
+    return path
+
+
 def test_report_out_unwritable_is_one_line(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("x")
-    result = invoke(["report", "--runs-root", str(tmp_path), "--out", str(blocker / "r")])
+    csv = str(_one_run_csv(tmp_path))
+    result = invoke(["report", "--from-csv", csv, "--out", str(blocker / "r")])
     one_line_error(result, "is a file, not a folder")
-    result = invoke(["report", "--runs-root", str(tmp_path), "--out", "/proc/rebench-report"])
+    result = invoke(["report", "--from-csv", csv, "--out", "/proc/rebench-report"])
     one_line_error(result, "cannot create it")
 
 
 def test_report_json_with_out_does_both(tmp_path: Path) -> None:
     out = tmp_path / "rep"
-    result = invoke(["report", "--runs-root", str(tmp_path), "--json", "--out", str(out)])
+    csv = str(_one_run_csv(tmp_path))
+    result = invoke(["report", "--from-csv", csv, "--json", "--out", str(out)])
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)  # stdout is the JSON object alone
-    assert data["n_runs"] == 0
-    assert json.loads((out / "report.json").read_text())["n_runs"] == 0
+    assert data["n_runs"] == 1 and data["profile"] == "cpu"
+    assert json.loads((out / "report.json").read_text())["n_runs"] == 1
     assert (out / "report.html").is_file() and (out / "events.csv").is_file()
-    alone = invoke(["report", "--runs-root", str(tmp_path), "--json"])
-    assert json.loads(alone.stdout)["n_runs"] == 0
+    alone = invoke(["report", "--from-csv", csv, "--json"])
+    assert json.loads(alone.stdout)["n_runs"] == 1
     assert not Path("report").exists() or Path("report").resolve() != out
+
+
+def test_report_of_nothing_is_an_error_and_writes_nothing(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    runs.mkdir()
+    result = invoke(["report", "--runs-root", str(runs)])
+    one_line_error(result, "no runs to report in run directories under")
+    assert list(runs.iterdir()) == []
+
+
+def test_report_goes_into_the_runs_folder_by_default(tmp_path: Path) -> None:
+    """Not ./report in the current folder (a checkout does not ignore it)."""
+    csv = str(_one_run_csv(tmp_path))
+    runs = tmp_path / "runs"
+    result = invoke(["report", "--from-csv", csv], REBENCH_RUNS=str(runs))
+    assert result.exit_code == 0, result.output
+    assert (runs / "report" / "report.html").is_file()
+    assert f"wrote {runs / 'report' / 'report.html'}" in result.output
+
+
+def test_runs_of_a_missing_runs_folder_is_an_error(tmp_path: Path) -> None:
+    result = invoke(["runs"], REBENCH_RUNS=str(tmp_path / "nowhere"))
+    one_line_error(result, "no runs folder", str(tmp_path / "nowhere"))
 
 
 def test_yaml_syntax_error_is_shown_as_written(tmp_path: Path) -> None:
@@ -85,7 +117,7 @@ def _rows() -> list[RunRow]:
 
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
 def test_runs_table_fits_the_terminal_and_keeps_ids_whole(width: int) -> None:
-    console = Console(width=width, record=True, color_system=None)
+    console = Console(width=width, record=True, color_system=None, force_terminal=True)
     print_runs(console, _rows())
     text = console.export_text()
     if width >= len(LONG_ID):
@@ -93,8 +125,20 @@ def test_runs_table_fits_the_terminal_and_keeps_ids_whole(width: int) -> None:
     for row in _rows():
         assert row.run_id in text  # never cut: show, resume and verify take it
         assert row.status in text
-    if width >= 200:
-        assert "replay:actions.jsonl" in text  # wide enough for every column
+    # every field at every width (two lines per run where the table does not fit)
+    assert text.count("replay:actions.jsonl") == len(_rows())
+    assert text.count("8h") == len(_rows())
+
+
+def test_piped_runs_table_has_every_column_on_one_line_per_run() -> None:
+    console = Console(width=80, record=True, color_system=None, force_terminal=False)
+    print_runs(console, _rows())
+    lines = [x for x in console.export_text().splitlines() if x.strip()]
+    assert lines[0].split() == ["run", "id", "env", "profile", "agent", "budget", "status",
+                                "score"]
+    for row in _rows():
+        (line,) = [x for x in lines if row.run_id in x]
+        assert "rust_codecontests_inference" in line and "replay:actions.jsonl" in line
 
 
 def _write_run(root: Path, status: RunStatus) -> str:
@@ -155,3 +199,25 @@ def test_discard_unstarted_runs_removes_only_half_made_folders(tmp_path: Path) -
         (tmp_path / "complete" / "run.json").write_text("{}")
         raise RuntimeError("populate failed")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["complete", "older-without-json"]
+
+
+def test_score_message_is_one_line_of_pairs() -> None:
+    from rebench.cli_tables import message_text
+
+    text = message_text({"valid": True, "seconds": 12.345678901, "reason": "timeout",
+                         "flags": [1, 2]})
+    assert text == 'valid=true seconds=12.3457 reason=timeout flags=[1, 2]'
+
+
+def test_batch_table_keeps_every_run_id_whole_at_80_columns() -> None:
+    from rebench.cli_tables import print_outcomes
+    from rebench.harness.batch import BatchJob, BatchOutcome
+
+    job = BatchJob("rust_codecontests_inference", "cpu", "replay:actions.jsonl", 3, 28800.0)
+    outcomes = [BatchOutcome(job, run_id=f"{LONG_ID[:-1]}{i}", state="finished",
+                             final_normalized=0.5) for i in range(2)]
+    console = Console(width=80, record=True, color_system=None, force_terminal=True)
+    print_outcomes(console, outcomes)
+    text = console.export_text()
+    for o in outcomes:
+        assert o.run_id in text.replace("\n", "") and "seed=3" in text

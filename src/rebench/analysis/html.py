@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
 from rebench.analysis.budget import BudgetScore
 from rebench.analysis.humans import Fact, HumanReference
-from rebench.analysis.report import Report
+from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
 
@@ -31,6 +31,9 @@ img.fig{max-width:100%;height:auto;display:block;margin:8px 0}
 .card b{display:block;font-size:22px}.card span{color:#5f6368;font-size:12px}
 .warn{background:#fff7e6;border:1px solid #f5d48b;padding:8px 12px;border-radius:6px}
 sup a{text-decoration:none;color:#2563eb}
+.setting{border-left:4px solid #2563eb;background:#eff6ff;padding:8px 12px;margin:14px 0}
+.setting.apart{border-color:#d97706;background:#fff7e6}
+h2 .prof{font-size:14px;font-weight:500;color:#b45309;margin-left:8px}
 """
 
 
@@ -104,7 +107,7 @@ def env_table(report: Report) -> str:
                          f"</small>{own}</td>")
         rows.append(f"<tr><td class=l>{escape(s.agent)}<br><small>{escape(s.allocation)}"
                     f"</small></td>{''.join(cells)}</tr>")
-    humans = _human_rows(report, envs) if report.table.scale is ScoreScale.NORMALIZED else ""
+    humans = _human_rows(report, envs) if report.paper_comparable else ""
     return (f"<div class=scroll><table class=envs><tr><th class=l>agent<br><small>allocation"
             f"</small></th>{head}</tr>{''.join(rows)}{humans}</table></div>")
 
@@ -119,13 +122,14 @@ def _human_rows(report: Report, envs: list[str]) -> str:
     best_src = next((r.best.source for r in refs if r and r.best), "paper_table5")
     mean_src = next((r.mean_raw.source for r in refs if r and r.mean_raw), "metr_runs")
     return (f"<tr><td class=\"l h\">human best, published{_cite(best_src, humans)}<br><small>"
-            f"paper Table 5, H100</small></td>{best}</tr>"
+            f"paper Table 5; {PAPER_SETTING}</small></td>{best}</tr>"
             f"<tr><td class=\"l h\">human mean 7-9 h, published{_cite(mean_src, humans)}<br>"
-            f"<small>METR data, paper anchors</small></td>{mean}</tr>")
+            f"<small>METR data, paper anchors; {PAPER_SETTING}</small></td>{mean}</tr>")
 
 
-def humans_section(humans: HumanReference) -> str:
-    """The human reference facts with numbered sources."""
+def humans_section(humans: HumanReference, apart: Sequence[str] = ()) -> str:
+    """The human reference facts with numbered sources; `apart`: the profiles of this page
+    whose runs are not comparable with them (said in the caption)."""
     groups = "".join(
         f"<tr><td class=l>{escape(g.group)}</td><td>{g.runs}</td><td>{g.mean.value:.2f}"
         f"{_cite(g.mean.source, humans)}</td></tr>" for g in humans.group_means)
@@ -147,10 +151,11 @@ def humans_section(humans: HumanReference) -> str:
         + (f' <a href="{escape(s.url)}">{escape(s.url)}</a>' if s.url else "") + "</li>"
         for s in humans.sources.values())
     return f"""
-<h2>Human experts (published reference)</h2>
-<p class=note>Facts from the paper and METR's released data (the paper's H100 setup), not runs of
-this report, all on the paper's normalized scale; docs/human-reference.md in the rebench
-repository lists them with their sources. {totals}</p>
+<h2>Human experts (published reference: {PAPER_SETTING})</h2>
+<p class=note>Facts from the paper and METR's released data (8-hour runs on the paper's H100
+setup, the gpu setting), not runs of this report, all on the paper's normalized scale;
+docs/human-reference.md in the rebench repository lists them with their sources. {totals}</p>
+{_apart_note(apart)}
 <table><tr><th class=l>human group (8 h)</th><th>runs</th><th>mean normalized</th></tr>{groups}
 </table>
 <table><tr><th class=l>environment</th><th>human runs</th><th>best score</th>
@@ -158,6 +163,16 @@ repository lists them with their sources. {totals}</p>
 {''.join(envs)}</table>
 <p><b>Paper's headline comparisons</b></p><ul>{heads}</ul>
 <p><b>Sources</b></p><ol class=note>{sources}</ol>"""
+
+
+def _apart_note(apart: Sequence[str]) -> str:
+    if not apart:
+        return ""
+    names = ", ".join(f"{p} profile" for p in apart)
+    return (f"<p class=\"setting apart\">Not comparable with this page's {escape(names)} runs "
+            "(a scaled-down setting: smaller models and data, a budget of minutes, other "
+            "hardware), so they are listed here for context only and drawn on none of their "
+            "charts.</p>")
 
 
 def _totals_sentence(humans: HumanReference) -> str:
@@ -210,48 +225,90 @@ each environment, allocation held fixed; seeded, so the page is reproducible.</l
 events, averaged over runs.</li></ul>"""
 
 
-def render_html(report: Report, figures: dict[str, Any], integrity: str = "") -> str:
-    """The whole page; `integrity` is the runs' integrity section (HTML), if any."""
+def setting_banner(report: Report) -> str:
+    """Which profile and hardware the runs were taken on, and whether the paper's human
+    experts may be read beside them (docs/report.md, "Profiles and the human baseline")."""
+    setting = escape(report.setting())
+    if not report.table.runs:
+        return ""
+    if not report.paper_comparable:
+        return (f"<div class=\"setting apart\"><b>{setting}.</b> These runs are not "
+                "comparable with the paper's human experts (8 hours, H100, gpu setting): the "
+                f"{escape(report.profile)} profile is a scaled-down setting (smaller models and "
+                "data, minutes of budget), and its anchors were measured on other hardware. "
+                "No human reference is drawn beside them.</div>")
+    if report.profile == "":
+        return (f"<div class=setting><b>{setting}.</b> The data does not say its profile; the "
+                f"human marks are published numbers ({PAPER_SETTING}): compare only if these "
+                "runs used that setting.</div>")
+    return (f"<div class=setting><b>{setting}.</b> The paper's setting; the human marks are "
+            f"published numbers ({PAPER_SETTING}), not runs of this report.</div>")
+
+
+def _part(report: Report, figures: dict[str, Any], tag: str) -> str:
+    """The charts and tables of one profile's runs."""
     table = report.table
     focus = format_duration(report.focus_budget_s)
     no_plot = ("no runs" if not table.runs else "no data" if figures
                else "matplotlib is not installed (pip install 'rebench[report]')")
-    subtitle = f"<p>{escape(report.settings.title)}</p>" if report.settings.title else ""
     scale = table.scale
-    if scale is ScoreScale.NORMALIZED:
-        star_note = ("The star is the paper's human mean at 8 h (published; the paper's H100 "
-                     "setup).")
+    if report.paper_comparable:
+        star_note = f"The star is the paper's human mean at 8 h (published; {PAPER_SETTING})."
         bars_note = ("Black line: best human score (paper Table 5); diamond: METR's mean of "
-                     "7-9 h human runs normalized with the paper's anchors.")
+                     f"7-9 h human runs normalized with the paper's anchors ({PAPER_SETTING}).")
+    elif scale is ScoreScale.NORMALIZED:
+        star_note = bars_note = (
+            f"No human reference: the paper's experts ({PAPER_SETTING}) are not comparable "
+            f"with runs on the {report.profile} profile.")
     else:
         star_note = bars_note = (
             f"These scores are {scale.label}, which cannot be converted to the paper's "
             "normalized score, so the paper's human reference (on the paper's scale) is not "
             "drawn here: see \"Human experts\" below.")
-    return f"""<!doctype html><html lang=en><head><meta charset=utf-8>
-<title>rebench report</title><style>{CSS}</style></head><body><main>
-<h1>rebench report</h1>{subtitle}
-<div class=meta>{escape(table.source)} · generated {escape(report.generated_at)} ·
-bootstrap {report.settings.n_boot} resamples, seed {report.settings.seed}</div>
-{_cards(report)}{_problems(table.problems)}
-<h2>Score vs total time budget</h2>
+    return f"""{setting_banner(report)}{_cards(report)}
+<h2>Score vs total time budget{tag}</h2>
 <p class=note>Mean score over environments ({escape(scale.label)}) when an agent may spend a total
 budget T on k independent runs of a time limit tau and keep the best. Bands: 95% bootstrap
 intervals; hollow markers: not every environment covered. A line joins only points that average
 the same environments. {star_note}</p>
 {_figure(figures.get("budget"), "score vs budget", no_plot)}
 {budget_table(report)}
-<h2>Per environment at T = {escape(focus)}</h2>
+<h2>Per environment at T = {escape(focus)}{tag}</h2>
 <p class=note>Score@k ({escape(scale.label)}) at the agent's best allocation for
 T = {escape(focus)}, with 95% intervals and the number of runs. Where that allocation has no runs
 on an environment, the environment's own best allocation is shown ("own", hatched bars).
 {bars_note}</p>
 {_figure(figures.get("bars"), "per-environment scores", no_plot)}
 {env_table(report)}
-<h2>Score over working time</h2>
+<h2>Score over working time{tag}</h2>
 <p class=note>Mean score so far across runs of each agent and time limit.</p>
-{_trajectory_block(report, figures, no_plot)}
-{humans_section(report.humans)}
+{_trajectory_block(report, figures, no_plot)}"""
+
+
+def render_html(reports: Report | Sequence[Report],
+                figures: dict[str, Any] | Sequence[dict[str, Any]],
+                integrity: str = "") -> str:
+    """The whole page: one part per profile (build_reports), each with its own charts;
+    `figures` are each part's (plots.all_figures); `integrity` is the runs' integrity
+    section (HTML), if any."""
+    parts = [reports] if isinstance(reports, Report) else list(reports)
+    figs = [figures] if isinstance(figures, dict) else list(figures)
+    first = parts[0]
+    subtitle = f"<p>{escape(first.settings.title)}</p>" if first.settings.title else ""
+    body = "".join(
+        _part(r, f, f"<span class=prof>{escape(r.profile or 'profile not recorded')}"
+                    f"{'' if r.profile == '' else ' profile'}</span>" if r.table.runs else "")
+        for r, f in zip(parts, figs, strict=True))
+    apart = [r.profile for r in parts if r.table.runs and not r.paper_comparable
+             and r.table.scale is ScoreScale.NORMALIZED]
+    return f"""<!doctype html><html lang=en><head><meta charset=utf-8>
+<title>rebench report</title><style>{CSS}</style></head><body><main>
+<h1>rebench report</h1>{subtitle}
+<div class=meta>{escape(first.table.source)} · generated {escape(first.generated_at)} ·
+bootstrap {first.settings.n_boot} resamples, seed {first.settings.seed}</div>
+{_problems(first.table.problems)}
+{body}
+{humans_section(first.humans, apart)}
 {integrity}
 {METHOD}
 </main></body></html>

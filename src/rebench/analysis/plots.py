@@ -12,8 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rebench.analysis.budget import BudgetScore, EnvScore, env_set
-from rebench.analysis.report import Report
-from rebench.analysis.table import ScoreScale
+from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
 
@@ -113,9 +112,9 @@ def budget_figure(report: Report) -> Figure:
             label = None
     ticks = _budget_ticks(report.budgets)
     human = report.humans.overall_mean()
-    if human is not None and report.table.scale is ScoreScale.NORMALIZED:
+    if human is not None and report.paper_comparable:
         ax.plot(human.budget_s, human.mean.value, marker="*", ms=15, color=HUMAN, ls="none",
-                label=f"human experts, paper ({format_duration(human.budget_s)}, "
+                label=f"human experts ({PAPER_SETTING}; {format_duration(human.budget_s)}, "
                       f"{human.runs} runs)")
         ticks.append(human.budget_s)
     _duration_axis(ax, sorted(set(ticks)))
@@ -124,8 +123,35 @@ def budget_figure(report: Report) -> Figure:
     ax.set_ylabel(f"mean {report.table.scale.label}")
     ax.set_ylim(bottom=-0.05)
     ax.grid(alpha=0.25)
+    _setting_title(fig, report)
     fig.legend(loc="outside right upper", fontsize=8, frameon=False)
     return fig
+
+
+def setting_caption(report: Report) -> str:
+    """What every chart says: on which profile and hardware its runs were taken, and
+    whether the paper's human experts may be read beside them (docs/report.md)."""
+    note = "" if report.paper_comparable else \
+        " (not comparable with the paper's human experts: none drawn)"
+    return report.setting() + note
+
+
+def _setting_title(fig: Figure, report: Report) -> None:
+    """The caption above a chart whose legend is at its side."""
+    fig.suptitle(_text(setting_caption(report)), fontsize=10, x=0.01, ha="left",
+                 color="#1d1d1f" if report.paper_comparable else "#b45309")
+
+
+def _legend_on_top(fig: Figure, report: Report, **kwargs: Any) -> None:
+    """A legend above the chart, the setting caption as its title (a separate title
+    would overlap it), wrapped to the figure's width."""
+    import textwrap
+
+    width = int(fig.get_figwidth() * 11)  # characters of 9 pt text per inch, roughly
+    legend = fig.legend(loc="outside upper center", fontsize=8, frameon=False,
+                        title=_text(textwrap.fill(setting_caption(report), width)),
+                        title_fontproperties={"size": 9}, **kwargs)
+    legend.get_title().set_color("#1d1d1f" if report.paper_comparable else "#b45309")
 
 
 def _budget_ticks(budgets: tuple[float, ...]) -> list[float]:
@@ -151,7 +177,7 @@ def env_bars_figure(report: Report) -> Figure:
     bar_width = 0.8 / max(1, len(agents))
     for j, score in enumerate(report.focus):
         _env_bars(ax, score, envs, j, bar_width, colors[score.agent], report.focus_fill)
-    if report.table.scale is ScoreScale.NORMALIZED:
+    if report.paper_comparable:
         _human_marks(ax, report, envs)
     ax.set_xticks(range(len(envs)), [e.replace("_", "_\u200b") for e in envs], fontsize=8)
     _anchor_lines(ax)
@@ -159,8 +185,7 @@ def env_bars_figure(report: Report) -> Figure:
     ax.set_ylim(bottom=0)
     ax.grid(axis="y", alpha=0.25)
     # About 2.3 inches per legend entry keeps long agent names inside the figure.
-    fig.legend(loc="outside upper center", fontsize=8, frameon=False,
-               ncols=max(1, min(len(agents) + 2, int(fig_width / 2.3))))
+    _legend_on_top(fig, report, ncols=max(1, min(len(agents) + 2, int(fig_width / 2.3))))
     return fig
 
 
@@ -182,8 +207,8 @@ def _env_bars(ax: Axes, score: BudgetScore, envs: list[str], j: int, width: floa
 
 
 def _human_marks(ax: Axes, report: Report, envs: list[str]) -> None:
-    best_label = "human best (paper Table 5)"
-    mean_label = "human mean 7-9 h (METR data)"
+    best_label = f"human best (paper Table 5; {PAPER_SETTING})"
+    mean_label = f"human mean 7-9 h (METR data; {PAPER_SETTING})"
     for i, env_id in enumerate(envs):
         ref = report.humans.environments.get(env_id)
         if ref is None:
@@ -228,8 +253,8 @@ def trajectories_figure(report: Report, ncols: int = 3) -> Figure:
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
             handles.setdefault(label.split(" (n=")[0], handle)
-    fig.legend(list(handles.values()), list(handles), loc="outside upper center",
-               ncols=min(4, len(handles)), fontsize=8, frameon=False)
+    _legend_on_top(fig, report, handles=list(handles.values()), labels=list(handles),
+                   ncols=min(4, len(handles)))
     fig.supxlabel("working time (log)", fontsize=9)
     fig.supylabel(f"mean {report.table.scale.label} so far", fontsize=9)
     return fig

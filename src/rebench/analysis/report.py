@@ -21,7 +21,14 @@ from rebench.analysis.budget import (
 )
 from rebench.analysis.humans import HumanReference, load_human_reference
 from rebench.analysis.metrics import final_score
-from rebench.analysis.table import RunTable
+from rebench.analysis.table import RunTable, ScoreScale
+
+# Profiles whose runs may stand beside the paper's human experts (8 hours on an H100): the
+# gpu profile is the paper's setting; "" is data that does not say (external CSV rows), shown
+# with a caption. The cpu profile is a scaled-down demo (smaller models, minutes): its
+# normalized scores are not on the experts' footing, so they get no human marks at all.
+PAPER_PROFILES = frozenset({"gpu", ""})
+PAPER_SETTING = "paper, H100, gpu setting"
 
 
 @dataclass(frozen=True)
@@ -48,10 +55,34 @@ class Report:
     trajectories: tuple[Trajectory, ...]
     humans: HumanReference
     generated_at: str
+    profile: str = ""  # the runs' one profile; "" not recorded; "mixed" (see build_reports)
+    hardware: tuple[str, ...] = ()  # where the runs were taken, as their records say
+
+    @property
+    def paper_comparable(self) -> bool:
+        """May the paper's human experts be drawn beside these runs (docs/report.md)?"""
+        return self.table.scale is ScoreScale.NORMALIZED and self.profile in PAPER_PROFILES
+
+    def setting(self) -> str:
+        """"cpu profile, on <hardware>": what every chart and table of this part says."""
+        name = f"{self.profile} profile" if self.profile else "profile not recorded"
+        where = "; ".join(self.hardware) if self.hardware else "hardware not recorded"
+        return f"{name}, on {where}"
+
+
+def build_reports(table: RunTable, settings: ReportSettings | None = None) -> list[Report]:
+    """One report per profile of the table (runs of different profiles are different
+    experiments: never averaged or drawn on one axis); one report for an empty table."""
+    profiles = table.profiles()
+    if len(profiles) <= 1:
+        return [build_report(table, settings)]
+    # gpu first: the paper's setting leads the page
+    ordered = sorted(profiles, key=lambda p: (p != "gpu", p))
+    return [build_report(table.only_profile(p), settings) for p in ordered]
 
 
 def build_report(table: RunTable, settings: ReportSettings | None = None) -> Report:
-    """Compute every table of the report."""
+    """Compute every table of the report (for a table of one profile; see build_reports)."""
     settings = settings or ReportSettings()
     limits = table.time_limits()
     budgets = tuple(sorted(settings.budgets)) or tuple(default_budgets(limits))
@@ -69,7 +100,13 @@ def build_report(table: RunTable, settings: ReportSettings | None = None) -> Rep
         trajectories=tuple(trajectories(table)),
         humans=load_human_reference(),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        profile=_one_profile(table), hardware=tuple(table.hardware()),
     )
+
+
+def _one_profile(table: RunTable) -> str:
+    profiles = table.profiles()
+    return profiles[0] if len(profiles) == 1 else ("" if not profiles else "mixed")
 
 
 def _num(value: float) -> float | None:
@@ -143,6 +180,19 @@ def report_json(report: Report) -> dict[str, Any]:
     return dict(json_safe(_report_dict(report)))
 
 
+def reports_json(reports: Sequence[Report]) -> dict[str, Any]:
+    """One report as report_json; several (one per profile) as their common facts and
+    `profiles`, one report_json each."""
+    if len(reports) == 1:
+        return report_json(reports[0])
+    parts = [report_json(r) for r in reports]
+    table = reports[0].table
+    return {"source": table.source, "title": reports[0].settings.title,
+            "generated_at": reports[0].generated_at,
+            "n_runs": sum(p["n_runs"] for p in parts),
+            "profiles": parts, "problems": list(table.problems)}
+
+
 def _report_dict(report: Report) -> dict[str, Any]:
     table = report.table
     return {
@@ -154,6 +204,9 @@ def _report_dict(report: Report) -> dict[str, Any]:
         "environments": table.env_ids(),
         "agents": table.agents(),
         "time_limits_s": table.time_limits(),
+        "profile": report.profile,
+        "hardware": list(report.hardware),
+        "paper_comparable": report.paper_comparable,
         "settings": {"n_boot": report.settings.n_boot, "seed": report.settings.seed,
                      "interval": "percentile bootstrap 95%, runs resampled within environments"},
         "budgets_s": list(report.budgets),
@@ -161,7 +214,8 @@ def _report_dict(report: Report) -> dict[str, Any]:
         "score_at_k": [_budget_json(s) for s in report.curve],
         "per_environment": _per_env_json(report.focus, report.focus_fill),
         "runs": [
-            {"run_id": r.run_id, "env": r.env_id, "agent": r.agent, "time_limit_s":
+            {"run_id": r.run_id, "env": r.env_id, "agent": r.agent, "profile": r.profile,
+             "hardware": r.hardware, "time_limit_s":
              r.time_limit_s, "aggregation": r.rule.aggregation.value,
              "final_score": final_score(r), "n_events": len(r.events)}
             for r in table.runs

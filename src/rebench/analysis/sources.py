@@ -12,6 +12,7 @@ have are scored by the paper's rule (small_scaling_law: last valid score, hidden
 from __future__ import annotations
 
 import csv
+import dataclasses
 import enum
 import math
 from collections.abc import Callable, Iterable
@@ -123,7 +124,8 @@ def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup,
     except ValueError:
         aggregation = base.aggregation
     rule = EnvRule(aggregation, base.score_visible)
-    return make_run([_event(record, e) for e in entries], rule)
+    return dataclasses.replace(make_run([_event(record, e) for e in entries], rule),
+                               hardware=record.hardware)
 
 
 def _collect(

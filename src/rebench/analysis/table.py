@@ -84,6 +84,7 @@ class Run:
     time_limit_s: float
     rule: EnvRule
     events: tuple[ScoreEvent, ...]
+    hardware: str = ""  # where the run was taken (the run record's); "" when not recorded
 
     @property
     def profile(self) -> str:
@@ -126,6 +127,19 @@ class RunTable:
 
     def time_limits(self) -> list[float]:
         return sorted({run.time_limit_s for run in self.runs})
+
+    def profiles(self) -> list[str]:
+        """The profiles of the runs ("" for rows that do not say, e.g. external CSV)."""
+        return sorted({run.profile for run in self.runs})
+
+    def hardware(self) -> list[str]:
+        """Where the runs were taken, as their records say (recorded ones only)."""
+        return sorted({run.hardware for run in self.runs if run.hardware})
+
+    def only_profile(self, profile: str) -> RunTable:
+        """The runs of one profile; the problems and the source stay."""
+        return RunTable(tuple(r for r in self.runs if r.profile == profile), self.problems,
+                        self.source, self.scale)
 
 
 def make_run(events: list[ScoreEvent], rule: EnvRule) -> Run:

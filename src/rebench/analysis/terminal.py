@@ -4,14 +4,14 @@ squeezed."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rich import box
 from rich.console import Console
 from rich.table import Table
 
 from rebench.analysis.budget import EnvScore
-from rebench.analysis.report import Report
+from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
 
@@ -88,7 +88,7 @@ def env_rich_table(report: Report, level: int = 2) -> Table:
                          + (f"\n{e.lo:.2f}-{e.hi:.2f}" if level >= 2 else ""))
         label = score.agent + (f"\n[dim]{score.allocation}[/dim]" if level >= 1 else "")
         table.add_row(label, *cells)
-    if report.table.scale is ScoreScale.NORMALIZED:
+    if report.paper_comparable:
         refs = [report.humans.environments.get(e) for e in envs]
         table.add_row("[dim]human best (paper)[/dim]",
                       *(f"{r.best.value:.2f}" if r and r.best else "-" for r in refs))
@@ -98,24 +98,36 @@ def env_rich_table(report: Report, level: int = 2) -> Table:
     return table
 
 
-def print_report(report: Report, console: Console | None = None) -> None:
-    """Both tables, the human headline point, and anything left out."""
+def print_report(reports: Report | Sequence[Report], console: Console | None = None) -> None:
+    """For each profile's part: its setting, both tables and the human headline point where
+    comparable; then anything left out."""
     console = console or Console()
-    console.print(f"[dim]{report.table.source}: {len(report.table.runs)} runs[/dim]",
-                  highlight=False)
-    if not report.table.runs:
+    parts = [reports] if isinstance(reports, Report) else list(reports)
+    total = sum(len(r.table.runs) for r in parts)
+    console.print(f"[dim]{parts[0].table.source}: {total} runs[/dim]", highlight=False)
+    if not total:
         console.print("[yellow]no runs found[/yellow]")
-    else:
-        console.print(fit(lambda level: budget_rich_table(report, level), console.width))
-        console.print(fit(lambda level: env_rich_table(report, level), console.width))
-        human = report.humans.overall_mean()
-        notes = ["* = not every environment covered; + = the environment's own allocation."]
-        if human is not None and report.table.scale is ScoreScale.NORMALIZED:
-            notes.insert(0, f"Human experts (paper): mean {human.mean.value:.2f} at "
-                            f"{format_duration(human.budget_s)} over {human.runs} runs.")
-        elif human is not None:
-            notes.insert(0, f"Scores are {report.table.scale.label}: the paper's human "
-                            "reference is on another scale and is not shown beside them.")
-        console.print(" ".join(notes), highlight=False)
-    for problem in report.table.problems:
+    for report in parts:
+        if report.table.runs:
+            _print_part(report, console)
+    for problem in parts[0].table.problems:
         console.print(f"[yellow]left out:[/yellow] {problem}", highlight=False, markup=True)
+
+
+def _print_part(report: Report, console: Console) -> None:
+    console.print(f"[bold]{report.setting()}[/bold]", highlight=False, soft_wrap=True)
+    console.print(fit(lambda level: budget_rich_table(report, level), console.width))
+    console.print(fit(lambda level: env_rich_table(report, level), console.width))
+    human = report.humans.overall_mean()
+    notes = ["* = not every environment covered; + = the environment's own allocation."]
+    if human is not None and report.paper_comparable:
+        notes.insert(0, f"Human experts ({PAPER_SETTING}): mean {human.mean.value:.2f} at "
+                        f"{format_duration(human.budget_s)} over {human.runs} runs.")
+    elif human is not None and report.table.scale is ScoreScale.NORMALIZED:
+        notes.insert(0, f"The {report.profile} profile is a scaled-down setting: these runs "
+                        f"are not comparable with the paper's human experts ({PAPER_SETTING}), "
+                        "so none are shown beside them.")
+    elif human is not None:
+        notes.insert(0, f"Scores are {report.table.scale.label}: the paper's human "
+                        "reference is on another scale and is not shown beside them.")
+    console.print(" ".join(notes), highlight=False)

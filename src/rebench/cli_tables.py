@@ -1,0 +1,132 @@
+"""The tables of `rebench runs`, `batch` and `show`: readable at 80 columns, every column
+when the output is piped, run ids never cut (`show`, `resume` and `verify` take them)."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from rebench.cli_common import fmt_number
+
+if TYPE_CHECKING:
+    from rebench.harness.batch import BatchOutcome
+    from rebench.harness.records import OperatorMark, RunRecord
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One line of `rebench runs`."""
+
+    run_id: str
+    env_id: str
+    profile: str
+    agent: str
+    budget: str
+    status: str
+    score: str
+
+    @classmethod
+    def of(cls, record: RunRecord, mark: OperatorMark | None) -> RunRow:
+        from rebench.analysis.units import format_duration
+        from rebench.harness.records import RunMark
+
+        status = record.status.value
+        if mark is not None and mark.mark is not RunMark.OK:
+            status += f" ({mark.mark.value})"
+        return cls(record.run_id, record.env_id, record.profile, record.agent,
+                   format_duration(record.budget_s), status,
+                   fmt_number(record.final_normalized))
+
+
+_RUN_COLUMNS = {"run id": "run_id", "env": "env_id", "profile": "profile", "agent": "agent",
+                "budget": "budget", "status": "status", "score": "score"}
+
+
+def print_runs(console: Console, rows: list[RunRow]) -> None:
+    """Every column of every run: one table where it fits the console (always when the
+    output is not a terminal: a script that greps it gets every column); else two lines per
+    run, the run id whole on the first (`show`, `resume` and `verify` take it)."""
+    from rich import box
+
+    if not rows:
+        return
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col in _RUN_COLUMNS:
+        table.add_column(col, no_wrap=True, justify="right" if col == "score" else "left")
+    for row in rows:
+        table.add_row(*(getattr(row, attr) for attr in _RUN_COLUMNS.values()))
+    if not console.is_terminal:  # a pipe or a file: no width to fit
+        console.print(unbounded(table), soft_wrap=True, highlight=False, markup=False)
+        return
+    if Console(width=10_000).measure(table).maximum <= console.width:
+        console.print(table)
+        return
+    for row in rows:
+        console.print(row.run_id, style="bold", soft_wrap=True, highlight=False)
+        console.print(f"  {row.env_id} {row.profile} {row.agent} {row.budget} {row.status} "
+                      f"score {row.score}", highlight=False)
+
+
+def unbounded(renderable: Table) -> str:
+    """`renderable` as plain text at its natural width (for a pipe, whatever its width)."""
+    import io
+
+    buffer = io.StringIO()
+    Console(width=10_000, file=buffer, color_system=None).print(renderable)
+    return "\n".join(line.rstrip() for line in buffer.getvalue().splitlines())
+
+
+def print_outcomes(console: Console, outcomes: list[BatchOutcome]) -> None:
+    """The batch's attempts: a table where it fits (or into a pipe), else two lines each;
+    run ids never cut."""
+    from rich import box
+
+    table = Table(title="batch", box=box.SIMPLE_HEAD, pad_edge=False, padding=(0, 1))
+    for col in ("run id", "attempt", "gpus", "state", "score"):
+        table.add_column(col, no_wrap=True)
+    cells = [(o.run_id, o.job.label(), ",".join(map(str, o.gpus)) or "-", o.state,
+              fmt_number(o.final_normalized)) for o in outcomes]
+    for row in cells:
+        table.add_row(*row)
+    if not console.is_terminal:
+        console.print(unbounded(table), soft_wrap=True, highlight=False, markup=False)
+    elif Console(width=10_000).measure(table).maximum <= console.width:
+        console.print(table)
+    else:
+        for run_id, label, gpus, state, score in cells:
+            console.print(run_id, style="bold", soft_wrap=True, highlight=False)
+            console.print(f"  {label} gpus {gpus} {state} score {score}", highlight=False)
+
+
+def print_log(run_dir: object) -> None:
+    from rebench.cli_common import out
+    from rebench.harness.score_log import read_log
+
+    entries = read_log(Path(str(run_dir)) / "protected" / "score_log.jsonl")
+    table = Table(title="score log")
+    for col in ("#", "kind", "working s", "raw", "normalized", "valid"):
+        table.add_column(col, no_wrap=True, justify="left" if col == "kind" else "right")
+    # one line per score: the message is cut with an ellipsis, not wrapped over four lines
+    table.add_column("message", no_wrap=True, overflow="ellipsis", ratio=1)
+    for e in entries:
+        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
+                      fmt_number(e.normalized), "yes" if e.valid else "no",
+                      message_text(e.message))
+    out.print(table)
+
+
+def message_text(message: object) -> str:
+    """A score message as `key=value` pairs on one line (`rebench show --json` has it all)."""
+    if not isinstance(message, dict):
+        return json.dumps(message)
+    parts = []
+    for key, value in message.items():
+        shown = f"{value:.6g}" if isinstance(value, float) else (
+            value if isinstance(value, str) else json.dumps(value))
+        parts.append(f"{key}={shown}")
+    return " ".join(parts)
