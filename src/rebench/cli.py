@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import click
 from rich.markup import escape
@@ -28,6 +28,25 @@ class RebenchGroup(click.Group):
     """Turns RebenchError into a one-line error and exit code 2, and Ctrl-C, SIGTERM or
     SIGHUP into "interrupted" (the processes it started ended, its temporary folders
     removed as the stack unwinds) with exit status 128 + the signal."""
+
+    # Commands whose modules are heavy (numpy, the integrity rules), imported only when
+    # named, so that `rebench list` or `--help` does not pay for them.
+    LAZY: ClassVar[dict[str, str]] = {"report": "rebench.cli_report:report",
+            "attach": "rebench.agents.attach:attach_command",
+            "integrity": "rebench.integrity.cli:integrity"}
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self.LAZY})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self.LAZY.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        import importlib
+
+        module, _, name = target.partition(":")
+        command: click.Command = getattr(importlib.import_module(module), name)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -65,14 +84,14 @@ def main() -> None:
 @main.command("list")
 def list_cmd() -> None:
     """Environments, versions and profiles."""
-    from rebench.core.discovery import all_specs
+    from rebench.cli_list import environment_listing
 
     table = Table(title="rebench environments")
     for col in ("id", "version", "title", "direction", "profiles"):
         table.add_column(col, no_wrap=col == "id")
-    for spec in all_specs():
-        table.add_row(spec.id, spec.version, spec.title, spec.direction.value,
-                      ", ".join(sorted(spec.profiles)))
+    for env in environment_listing():
+        table.add_row(env["id"], env["version"], env["title"], env["direction"],
+                      ", ".join(env["profiles"]))
     out.print(table)
 
 
@@ -264,14 +283,7 @@ def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict:
     console.print(f"saved to {calibration_file()}")
 
 
-from rebench.agents.attach import attach_command  # noqa: E402
-from rebench.cli_report import report  # noqa: E402
-from rebench.integrity.cli import integrity  # noqa: E402
-
 register_run_commands(main)
-main.add_command(report)
-main.add_command(attach_command)
-main.add_command(integrity)
 
 if __name__ == "__main__":
     main()
