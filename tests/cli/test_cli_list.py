@@ -30,7 +30,7 @@ def test_listing_is_the_specs_and_is_read_again_after_an_edit(
 
     def counted() -> list[dict[str, Any]]:
         reads.append(1)
-        return real()
+        return list(real())
 
     monkeypatch.setattr(cli_list, "_read_specs", counted)
     first = cli_list.environment_listing()
