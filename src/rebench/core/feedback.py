@@ -96,7 +96,7 @@ class Feedback:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             if math.isfinite(value):
-                out[key] = round(float(value), places)
+                out[key] = round(float(value), places) if places else int(round(value))
         for key in self.flags:
             value = message.get(key)
             if isinstance(value, bool):

@@ -65,10 +65,10 @@ CPU = Profile(
 GPU = Profile(
     name="gpu",
     description="one NVIDIA GPU, N = 1e8 as in the paper: Triton recommended, any GPU code",
-    # benchmarks/triton_cumsum_h200.py (bwrap) on an H200 on 2026-12-01, spec 1.2.0: medians
-    # of 6 (start) and 10 (reference) official scorings; docs/benchmarks/triton_cumsum-h200.md.
-    starting_raw=1.3622,  # 3.905 ms (in-process 3.850 ms)
-    reference_raw=-0.3521,  # 0.703 ms (in-process 0.689 ms)
+    # `rebench calibrate triton_cumsum -p gpu -n 3` (bwrap) on an H200 on 2026-12-02, spec
+    # 1.3.0 (inputs drawn inside the clock); docs/benchmarks/triton_cumsum-h200.md.
+    starting_raw=1.4018,  # 4.06 ms (in-process 3.79 ms)
+    reference_raw=-0.1041,  # 0.901 ms (in-process 0.661 ms)
     anchors_hardware="gpu:NVIDIA H200",
     params={
         "n": 100_000_000, "device": "cuda", "timed_calls": 400,
