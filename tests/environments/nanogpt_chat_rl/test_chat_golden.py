@@ -36,10 +36,13 @@ def built(chat_spec: EnvironmentSpec, chat_cpu: Profile, chat_assets: Path,
             for name in ("starting", "reference")}
 
 
-# How far the start lands from the shipped anchor (0.6212) with another prepare: every
-# prepare draws its own secret world, held-out prompts and opponents. Measured raws 0.597,
-# 0.621, 0.624, 0.635 (normalized -0.12 to +0.07; docs/benchmarks/nanogpt_chat_rl.md).
-START_ACROSS_PREPARES = 0.15
+# How far the start lands from the shipped anchor with another prepare: every prepare
+# draws its own secret world, held-out prompts and opponents. Measured with 1.0.x's judge:
+# raws 0.597, 0.621, 0.624, 0.635 (+-0.025 around the anchor). 1.1.0's judge narrowed the
+# gap between start and reference from 0.207 to 0.121 raw, so the same spread is +-0.2
+# normalized; the spread across prepares under 1.1.0 is not measured yet
+# (docs/benchmarks/nanogpt_chat_rl.md).
+START_ACROSS_PREPARES = 0.25
 
 
 def test_starting_normalizes_to_zero(chat_spec: EnvironmentSpec, chat_cpu: Profile,

@@ -25,6 +25,9 @@ from rebench.environments.nanogpt_chat_rl import chat
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
 
 SOLUTION = "model.pth"
+# The response policies hold on both profiles (benchmarks/chat_rl_degenerate.py runs the
+# gpu ones on a GPU machine; the generic test runs the cpu ones).
+BOTH = ("cpu", "gpu")
 # Logits multiplied by this: temperature 1 behaves like 1/SHARPEN (nearly greedy).
 SHARPEN = 8.0
 PHRASE_STEPS = 50
@@ -58,10 +61,14 @@ def _prompts(ctx: PolicyContext) -> list[str]:
 
 def _constant(phrase: str) -> Degenerate:
     def make(ctx: PolicyContext) -> None:
-        torch.set_num_threads(1)
-        model = _base(ctx)
+        device = torch.device("cuda" if ctx.profile.gpus and torch.cuda.is_available()
+                              else "cpu")
+        if device.type == "cpu":
+            torch.set_num_threads(1)
+        model = _base(ctx).to(device)
         chat.finetune(model, [(p, phrase) for p in _prompts(ctx)], steps=PHRASE_STEPS,
-                      lr=3e-3, batch_size=32, seed=0)
+                      lr=3e-3, batch_size=32, seed=0, device=device)
+        model = model.cpu()
         with torch.no_grad():
             model.transformer.ln_f.weight.mul_(SHARPEN)
             model.transformer.ln_f.bias.mul_(SHARPEN)
@@ -69,7 +76,8 @@ def _constant(phrase: str) -> Degenerate:
 
     name = next(k for k, v in PHRASES.items() if v == phrase)
     return Degenerate(f"constant_{name}", f"the same response, {phrase!r}, to every prompt "
-                      "(a model fine-tuned on it: the issue's attack)", make)
+                      "(a model fine-tuned on it: the issue's attack)", make,
+                      profiles=BOTH)
 
 
 def _fixed_logits(ctx: PolicyContext, favour: int | None) -> None:
@@ -127,11 +135,12 @@ def _probe_exception_text(ctx: PolicyContext) -> None:
 
 POLICIES: tuple[Degenerate, ...] = (
     *(_constant(phrase) for phrase in PHRASES.values()),
-    Degenerate("empty", "an empty response to every prompt (the end token first)", _empty),
+    Degenerate("empty", "an empty response to every prompt (the end token first)", _empty,
+               profiles=BOTH),
     Degenerate("random_characters", "uniformly random characters, whatever the prompt",
-               _random),
+               _random, profiles=BOTH),
     Degenerate("copy_base_model", "the public base model (the first opponent) as it is",
-               _copy_base),
+               _copy_base, profiles=BOTH),
     Degenerate("do_nothing", "the starting files with no model.pth", _nothing,
                expect=Expect.INVALID),
     Degenerate("probe_key_names", "a byte encoded in the weights' key names and shapes, "

@@ -47,7 +47,8 @@ def test_symlink_to_the_base_model(chat_assets: Path, chat_score: ScoreFn,
     folder = _solution(tmp_path)
     os.symlink(chat_assets / "public" / "base_model.pth", folder / "model.pth")
     result = chat_score(folder)
-    assert not result.valid and "not found" in result.message["error"]
+    assert not result.valid and result.message == {"error": "no_model"}
+    assert "not found" in result.details["why"]
 
 
 def test_another_architecture(chat_assets: Path, chat_score: ScoreFn, tmp_path: Path) -> None:
@@ -55,7 +56,8 @@ def test_another_architecture(chat_assets: Path, chat_score: ScoreFn, tmp_path: 
     state["transformer.extra.weight"] = torch.zeros(3)
     torch.save(state, _solution(tmp_path) / "model.pth")
     result = chat_score(tmp_path / "solution")
-    assert not result.valid and "architecture" in result.message["error"]
+    assert not result.valid and result.message == {"error": "bad_weights"}
+    assert "architecture" in result.details["why"]
 
 
 def test_non_finite_weights(chat_assets: Path, chat_score: ScoreFn, tmp_path: Path) -> None:
@@ -63,7 +65,8 @@ def test_non_finite_weights(chat_assets: Path, chat_score: ScoreFn, tmp_path: Pa
     state["transformer.wte.weight"][0, 0] = math.nan
     torch.save(state, _solution(tmp_path) / "model.pth")
     result = chat_score(tmp_path / "solution")
-    assert not result.valid and "NaN" in result.message["error"]
+    assert not result.valid and result.message == {"error": "bad_weights"}
+    assert "NaN" in result.details["why"]
 
 
 class _RunsCode:
@@ -97,11 +100,15 @@ def test_responses_that_address_the_judge_lose(chat_assets: Path, attack: str) -
 def test_copying_an_opponent_scores_below_the_start(
         chat_spec: EnvironmentSpec, chat_cpu: Profile, chat_assets: Path) -> None:
     """Even with the opponents' own held-out responses (which the agent never sees), a
-    copy ties with the one it copies and is worse than the starting solution."""
+    copy ties with the one it copies; a copy of the base (which the agent has) is worse
+    than the starting solution, a copy of the labelled opponent (trained on labels the
+    agent never gets) worse than the reference. (Since 1.1.0 the labelled opponent beats
+    the start, 0.527 against 0.513 on the anchors' prepare: non-answers no longer win on
+    fluency, and it answers more often than the start.)"""
     prompts, opponents = _heldout(chat_assets)
     judge = load_judge(chat_assets, None)
-    start = resolve_anchors(chat_spec, chat_cpu).starting_raw
-    for name in OPPONENTS:
+    anchors = resolve_anchors(chat_spec, chat_cpu)
+    for name, bound in (("base", anchors.starting_raw), ("labelled", anchors.reference_raw)):
         rates = win_rates(judge, prompts, opponents[name], opponents)
         assert rates[name] == 0.5
-        assert float(np.mean(list(rates.values()))) < start, (name, rates)
+        assert float(np.mean(list(rates.values()))) < bound, (name, rates)
