@@ -18,22 +18,48 @@ from rebench.inspect_ext.sample_end import end_sample_at_deadline
 POLL_S = 0.5
 
 
-class WaitCredit:
-    """Model calls that Inspect retried or that waited on a rate limit are not the agent's
-    time: Inspect records them as the sample's waiting time; each poll credits the waiting
-    time added since the last one to the run's working clock (and logs it)."""
+# What Inspect counts as a sample's waiting time (inspect_ai._util.working): the wait for a
+# model connection slot, retried attempts and their backoff sleeps, the provider's time
+# outside the successful request, approvals and pauses. Its total does not say which, so the
+# event names them all, and says "waiting", not "retry": most model calls wait a little.
+WAIT_REASON = ("Inspect waiting time (model connection slot, retries and backoff, provider "
+               "time outside the request, approvals)")
+# Small credits are added up and logged together: a line per model call would bury the log.
+LOG_AT_S = 1.0
 
-    def __init__(self, session: Session) -> None:
+
+class WaitCredit:
+    """Time Inspect counts as waiting is not the agent's: each poll credits the waiting time
+    added since the last one to the run's working clock at once, and logs the credits as
+    `clock_pause` events once they add up to LOG_AT_S seconds (or at `flush`), with how many
+    polls found waiting time. Every credited second is in the log."""
+
+    def __init__(self, session: Session, log_at_s: float = LOG_AT_S) -> None:
         self.session = session
         self.seen = _waiting_time()
+        self.log_at_s = log_at_s
+        self.pending = 0.0
+        self.waits = 0
 
     def update(self) -> None:
         now = _waiting_time()
         if now > self.seen:
-            credited = self.session.run.clock.credit(now - self.seen)
-            self.session.events.emit("clock_pause", seconds=round(credited, 3),
-                                     reason="model call waiting (retry or rate limit)")
+            self.pending += self.session.run.clock.credit(now - self.seen)
+            self.waits += 1
             self.seen = now
+        if self.pending >= self.log_at_s:
+            self.flush()
+
+    def flush(self) -> None:
+        """Log the credits not logged yet (at the end of the sample): only while the run is
+        running, as nothing may follow its run_end event (a remainder under LOG_AT_S is then
+        in the run's working time only)."""
+        from rebench.harness.records import RunStatus
+
+        if self.waits and self.session.run.record.status is RunStatus.RUNNING:
+            self.session.events.emit("clock_pause", seconds=round(self.pending, 3),
+                                     waits=self.waits, reason=WAIT_REASON)
+        self.pending, self.waits = 0.0, 0
 
 
 def _waiting_time() -> float:
@@ -63,14 +89,17 @@ def deadline_watch(poll_s: float = POLL_S) -> Solver:
         async def watch() -> None:
             session = env.session
             waits = WaitCredit(session)
-            while not active.completed and not active.terminal:
-                waits.update()
-                if session.expired or session.time_left() <= 0:
-                    if env.owned:
-                        session.expire()  # the hard stop: kill whatever the agent started
-                    end_sample_at_deadline(session)
-                    return
-                await anyio.sleep(poll_s)
+            try:
+                while not active.completed and not active.terminal:
+                    waits.update()
+                    if session.expired or session.time_left() <= 0:
+                        if env.owned:
+                            session.expire()  # the hard stop: kill whatever it started
+                        end_sample_at_deadline(session)
+                        return
+                    await anyio.sleep(poll_s)
+            finally:
+                waits.flush()
 
         active.tg.start_soon(watch)
         return state
