@@ -21,7 +21,7 @@ import tempfile
 import termios
 import threading
 import tty
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +32,7 @@ from rebench.agents.human_shell import (
     install_task_dir,
     new_recording,
     recorded_argv,
+    recorded_terminal_writer,
     sandboxed_shell_argv,
 )
 from rebench.agents.terminal import (
@@ -123,6 +124,7 @@ class HumanAgent:
         argv = recorded_argv(sandboxed_shell_argv(session, task_dir, main, interactive),
                              recording)
         master, slave = os.openpty()
+        outer_tty = os.ttyname(slave)
         size = window_size(out_fd) or window_size(in_fd)
         if size is not None:
             set_window_size(slave, size)
@@ -140,7 +142,9 @@ class HumanAgent:
             if saved is not None:
                 tty.setraw(in_fd)
             hooks = RelayHooks(stop=self._ending,
-                               warner=Warner(session.time_left, self.warn_marks_s))
+                               warner=Warner(session.time_left, self.warn_marks_s),
+                               say=recorded_terminal_writer(proc.pid, outer_tty),
+                               warned=_log_warning(session, label))
             try:
                 relay(master, in_fd, out_fd, lambda: _running(proc), hooks, screen)
             finally:
@@ -157,6 +161,15 @@ class HumanAgent:
             os.close(master)
             if slave >= 0:
                 os.close(slave)
+
+
+def _log_warning(session: Session, label: str) -> Callable[[float, bool], None]:
+    """Each deadline warning as a note in the run's events (beside the recording's)."""
+    def warned(mark_s: float, full_screen: bool) -> None:
+        session.events.emit("note", text=f"warned: {format_duration(mark_s)} of working "
+                            "time left", shell=label, mark_s=mark_s, full_screen=full_screen)
+
+    return warned
 
 
 def _recording_fields(session: Session, recording: Recording | None) -> dict[str, Any]:

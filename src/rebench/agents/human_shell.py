@@ -22,6 +22,7 @@ import shlex
 import shutil
 import stat
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -172,3 +173,48 @@ def recorded_argv(inner: list[str], recording: Recording | None) -> list[str]:
     return [*take, "script", "-q", "-f", "-e",
             "--log-out", str(recording.log), "--log-timing", str(recording.timing),
             "-c", "exec " + shlex.join([*release, *inner])]
+
+
+def recorded_terminal_writer(root_pid: int, outer_tty: str) -> Callable[[bytes], bool]:
+    """A writer onto the terminal that `script` made for the shell (the inner one, found
+    below `root_pid`): what it writes is the shell's output as far as `script` can tell, so
+    it is in the recording (with its time) and reaches the participant by the usual way.
+    The writer returns False where there is no such terminal (no recording): the caller
+    writes to the participant's terminal itself."""
+    def write(data: bytes) -> bool:
+        path = _inner_tty(root_pid, outer_tty)
+        if path is None:
+            return False
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NOCTTY)
+        except OSError:
+            return False
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            return False
+        finally:
+            os.close(fd)
+        return True
+
+    return write
+
+
+def _inner_tty(root_pid: int, outer_tty: str, depth: int = 4) -> str | None:
+    """The first terminal other than `outer_tty` on a descendant's stdin (breadth first,
+    `depth` generations): `script`'s child holds the one it records."""
+    from rebench.harness.interrupt import child_pids
+
+    level = [root_pid]
+    for _ in range(depth):
+        level = [c for pid in level for c in child_pids(pid)]
+        for pid in level:
+            try:
+                path = os.readlink(f"/proc/{pid}/fd/0")
+            except OSError:
+                continue
+            if path.startswith("/dev/pts/") and path != outer_tty:
+                return path
+    return None

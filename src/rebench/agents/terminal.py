@@ -12,6 +12,7 @@ import contextlib
 import fcntl
 import os
 import select
+import struct
 import termios
 import threading
 from collections.abc import Callable, Sequence
@@ -41,13 +42,27 @@ _ALT_ON = (b"\x1b[?1049h", b"\x1b[?1047h", b"\x1b[?47h")
 _ALT_OFF = (b"\x1b[?1049l", b"\x1b[?1047l", b"\x1b[?47l")
 
 
-def warning_text(mark_s: float) -> str:
+def _left(mark_s: float) -> str:
     if mark_s >= 3600:
-        left = f"{int(mark_s // 3600)} hour"
-    else:
-        left = f"{int(mark_s // 60)} min" if mark_s >= 60 else f"{int(mark_s)} s"
-    return (f"\r\n\a\x1b[1m--- rebench: {left} of working time left. Scoring counts against "
-            "it; at 0 the shell is stopped and the final score runs. ---\x1b[0m\r\n")
+        return f"{int(mark_s // 3600)} hour"
+    return f"{int(mark_s // 60)} min" if mark_s >= 60 else f"{int(mark_s)} s"
+
+
+def warning_text(mark_s: float) -> str:
+    """The warning as lines of the shell's output (on the plain screen)."""
+    return (f"\r\n\a\x1b[1m--- rebench: {_left(mark_s)} of working time left. Scoring counts "
+            "against it; at 0 the shell is stopped and the final score runs. ---\x1b[0m\r\n")
+
+
+def status_line(mark_s: float, size: bytes | None) -> str:
+    """The warning over a full-screen program (vim, less): a bell and one line in reverse
+    video on the bottom row, the cursor saved and put back, so nothing scrolls and the
+    program's screen is intact but for that row (its next redraw repaints it)."""
+    rows, cols = struct.unpack("HHHH", size)[:2] if size and len(size) == 8 else (0, 0)
+    rows, cols = rows or 24, cols or 80  # a terminal that gives no size
+    text = f" rebench: {_left(mark_s)} of working time left; at 0 the shell is stopped "
+    text = text[:cols]
+    return f"\a\x1b7\x1b[{rows};1H\x1b[2K\x1b[7m{text}\x1b[0m\x1b8"
 
 
 @dataclass
@@ -106,10 +121,15 @@ def set_window_size(fd: int, size: bytes) -> None:
 
 @dataclass
 class RelayHooks:
-    """What the relay checks on every turn: when to stop, and warnings to show."""
+    """What the relay checks on every turn: when to stop, and warnings to show. `say`
+    writes a warning where the shell's recording sees it (returns False where it cannot:
+    the relay then writes to the participant's terminal itself); `warned` is told of each
+    warning (the run's event log)."""
 
     stop: threading.Event = field(default_factory=threading.Event)
     warner: Warner | None = None
+    say: Callable[[bytes], bool] = lambda _data: False
+    warned: Callable[[float, bool], None] = lambda _mark, _full_screen: None
 
 
 def relay(master: int, in_fd: int, out_fd: int, alive: Callable[[], bool],
@@ -118,6 +138,12 @@ def relay(master: int, in_fd: int, out_fd: int, alive: Callable[[], bool],
     shell is gone or `hooks.stop` is set; pass window size changes on; show warnings."""
     watched = [master, in_fd]
     size = window_size(out_fd) or window_size(in_fd)
+    pending: list[float] = []  # warnings shown over a full-screen program, said again after
+
+    def show(data: bytes) -> None:
+        if not hooks.say(data):
+            _write_all(out_fd, data)
+
     while not hooks.stop.is_set():
         ready, _, _ = select.select(watched, [], [], POLL_S)
         if master in ready:
@@ -129,6 +155,9 @@ def relay(master: int, in_fd: int, out_fd: int, alive: Callable[[], bool],
                 return
             screen.feed(data)
             _write_all(out_fd, data)
+            if pending and not screen.alternate:  # back at the prompt: the full text
+                show(warning_text(pending.pop()).encode())
+                pending.clear()
         if in_fd in ready:
             try:
                 data = os.read(in_fd, 65536)
@@ -145,7 +174,12 @@ def relay(master: int, in_fd: int, out_fd: int, alive: Callable[[], bool],
             set_window_size(master, new_size)  # the kernel sends SIGWINCH inside
         mark = hooks.warner.due() if hooks.warner else None
         if mark is not None:
-            _write_all(out_fd, warning_text(mark).encode())
+            hooks.warned(mark, screen.alternate)
+            if screen.alternate:
+                show(status_line(mark, size).encode())
+                pending.append(mark)
+            else:
+                show(warning_text(mark).encode())
         if not alive() and master not in select.select([master], [], [], 0)[0]:
             return
 
