@@ -158,3 +158,40 @@ def stop_signals() -> Iterator[None]:
     finally:
         for signum, old in saved.items():
             signal.signal(signum, old)
+
+
+class NotStarted(Exception):
+    """Raised where a batch would start an attempt after a stop was asked for."""
+
+
+@contextlib.contextmanager
+def batch_stop_signals(stopping: threading.Event) -> Iterator[None]:
+    """For a local batch: Ctrl-C, SIGTERM or SIGHUP set `stopping` (no attempt starts after
+    it) and raise `Stopped`/KeyboardInterrupt; SIGTERM and SIGHUP are passed on to the
+    running attempts as SIGINT (Ctrl-C reaches them from the terminal by itself), so each
+    records its run as interrupted and resumable. A second signal only sets `stopping`."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    from rebench.harness.interrupt import child_pids
+
+    def handler(signum: int, _frame: FrameType | None) -> None:
+        first = not stopping.is_set()
+        stopping.set()
+        if signum != signal.SIGINT:
+            for pid in child_pids(os.getpid()):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGINT)
+        if first:
+            raise Stopped(signum) if signum != signal.SIGINT else KeyboardInterrupt()
+
+    signums = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+    saved = {s: signal.getsignal(s) for s in signums}
+    for signum in signums:
+        if saved[signum] is not signal.SIG_IGN:
+            signal.signal(signum, handler)
+    try:
+        yield
+    finally:
+        for signum, old in saved.items():
+            signal.signal(signum, old)

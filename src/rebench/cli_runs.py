@@ -200,10 +200,13 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
     """Run the attempts of a batch file (environments x agents x seeds x budgets), a few at
     a time, each GPU held by one attempt at a time; every run lands in the index. With
     --ray, every attempt is a task on a Ray cluster and its run folder comes back here."""
+    import threading
+
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     from rebench.agents.base import make_agent
     from rebench.cli_common import console, out, resolve_isolation
+    from rebench.cli_progress import NotStarted, batch_stop_signals
     from rebench.core.errors import RebenchError, RunError
     from rebench.core.paths import runs_root
     from rebench.harness.batch import load_batch_spec, run_batch
@@ -228,7 +231,13 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
                   console=console) as progress:
         task = progress.add_task("batch", total=len(spec.jobs))
 
+        stopping = threading.Event()
+        states: dict[str, str] = {}
+
         def update(outcome: BatchOutcome) -> None:
+            if stopping.is_set() and outcome.state == "running":
+                raise NotStarted(outcome.run_id)  # stopped: start no more attempts
+            states[outcome.run_id] = outcome.state
             if outcome.state in ("finished", "failed"):
                 progress.advance(task)
             # soft_wrap: the terminal wraps a long id, so a copy of it is still one id
@@ -236,8 +245,15 @@ def batch(spec_file: Path | None, isolation: str, ray_address: str | None,
                                    f"{fmt_number(outcome.final_normalized)}",
                                    soft_wrap=True, highlight=False)
 
-        with discard_unstarted_runs(root):
-            outcomes = run_batch(spec, iso, root, update)
+        try:
+            with discard_unstarted_runs(root), batch_stop_signals(stopping):
+                outcomes = run_batch(spec, iso, root, update)
+        except KeyboardInterrupt:
+            left = [run_id for run_id, state in states.items() if state != "finished"]
+            console.print(f"[yellow]batch stopped[/]: {len(left)} attempt(s) not finished; "
+                          "each resumes with `rebench resume RUN`: " + " ".join(left),
+                          highlight=False, soft_wrap=True)
+            raise
     print_outcomes(out, outcomes)
     failed = [o for o in outcomes if o.state != "finished"]
     if failed:

@@ -131,3 +131,35 @@ def test_a_solution_agent_the_environment_lacks_is_refused_before_a_run(
     assert "Traceback" not in result.output
     assert "toy_probe has no expert solution (it has: reference)" in result.stderr
     assert not root.exists() or not any(root.iterdir())
+
+
+@pytest.mark.slow
+def test_sigterm_of_a_batch_interrupts_the_running_attempt_and_starts_no_more(
+    toy_env: str, tmp_path: Path
+) -> None:
+    root = tmp_path / "runs"
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text('{"action": "sleep", "seconds": 600}\n')
+    spec = tmp_path / "batch.yaml"
+    spec.write_text(f"environments: [{toy_env}]\nagents: ['replay:{actions}']\n"
+                    "seeds: [0, 1, 2]\nbudgets: [300s]\nconcurrency: 1\ngpus: none\n")
+    proc = _rebench(["batch", str(spec), "--isolation", _iso()],
+                    {"REBENCH_RUNS": str(root), "PYTHONUNBUFFERED": "1"})
+    try:
+        deadline = time.monotonic() + 120
+        started: list[Path] = []
+        while time.monotonic() < deadline and not started:
+            started = [p.parent for p in root.glob("*/events.jsonl")
+                       if '"agent_start"' in p.read_text()] if root.is_dir() else []
+            time.sleep(0.1)
+        assert started, "no attempt started"
+        time.sleep(1)
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=90)
+    finally:
+        proc.kill()
+    assert proc.returncode == 128 + signal.SIGTERM, stderr[-2000:]
+    assert "Traceback" not in stderr
+    statuses = sorted(json.loads(p.read_text())["status"] for p in root.glob("*/run.json"))
+    assert statuses == ["created", "created", "interrupted"]  # none started after the stop
+    assert "batch stopped: 3 attempt(s) not finished" in " ".join(stderr.split())
