@@ -16,17 +16,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import TypeVar
-
-T = TypeVar("T")
-
-
-def timed(fn: Callable[[], T]) -> tuple[T, float]:
-    start = time.monotonic()
-    value = fn()
-    return value, time.monotonic() - start
 
 
 def measure(env_id: str, profile_name: str) -> str:
@@ -42,14 +32,18 @@ def measure(env_id: str, profile_name: str) -> str:
     spec = load_spec(env_id)
     profile = spec.profile(profile_name)
     load = os.getloadavg()[0]
-    _, prep_s = timed(lambda: prepare_environment(spec, profile))
+    start = time.monotonic()
+    prepare_environment(spec, profile)
+    prep_s = time.monotonic() - start
     cells = [f"{prep_s:.0f}"]
     for name in ("starting", "reference"):
         with tempfile.TemporaryDirectory(prefix=f"rebench-cost-{name}-") as tmp:
             start = time.monotonic()
             ws = materialize_solution(spec, profile, name, Path(tmp) / "ws", iso)
             build_s = time.monotonic() - start
-            result, score_s = timed(lambda ws=ws: score_folder(spec, profile, ws, iso))
+            start = time.monotonic()
+            result = score_folder(spec, profile, ws, iso)
+            score_s = time.monotonic() - start
         valid = "" if result.valid else " (invalid)"
         cells += [f"{build_s:.0f}", f"{score_s:.0f}{valid}"]
     load = max(load, os.getloadavg()[0])
