@@ -36,7 +36,11 @@ def _official(spec: EnvironmentSpec, name: str, tmp_path: Path) -> tuple[float, 
     result = official_score(spec, profile, tmp_path / "snap", isolation)
     assert result.valid, result.message
     anchors = resolve_anchors(spec, profile)
-    return normalize(result.raw, anchors, spec.direction), result.message
+    # The agent sees exactly the declared schema; the rest is private.
+    assert result.message == {"valid": True, "fraction_solved": round(result.raw, 4),
+                              "solved": round(result.raw * 32), "problems": 32}
+    return normalize(result.raw, anchors, spec.direction), {
+        **result.details, **result.details["scorer_message"]}
 
 
 def test_starting_solution_scores_zero(spec: EnvironmentSpec, prepared: Path,
@@ -107,7 +111,8 @@ def test_cli_evaluate_against_a_real_openai_compatible_server(
                                       "REBENCH_RUST_MODEL": "fake-model",
                                       "REBENCH_RUST_API_KEY": "sk-test"})
     assert result["raw"] == 1.0, result  # the fake server always answers the right program
-    assert result["message"]["model"].startswith("fake-model at http://127.0.0.1")
+    # The model label is private since 1.2.0 (feedback schema); the requests show the model.
+    assert "model" not in result["message"]
     assert {s["auth"] for s in _FakeOpenAI.seen} == {"Bearer sk-test"}
     assert {s["body"]["model"] for s in _FakeOpenAI.seen} == {"fake-model"}
 
@@ -118,7 +123,8 @@ def test_cli_evaluate_against_the_simulator(prepared: Path, tmp_path: Path) -> N
     shutil.copyfile(ENV_DIR / "starting" / "solution.py", solution / "solution.py")
     result = _cli_evaluate(solution, {})
     assert result["valid"] and result["raw"] == 0.0
-    assert "SIMULATED" in result["message"]["model"]
+    assert result["message"] == {"valid": True, "fraction_solved": 0.0, "solved": 0,
+                                 "problems": 32}
 
 
 def test_local_evaluate_tool_works_in_the_agent_sandbox(spec: EnvironmentSpec, prepared: Path,

@@ -4,6 +4,10 @@ JSON line per problem to its original stdout. It returns code strings, never ver
 
 usage: python child_runner.py SOLUTION_DIR PROBLEMS_JSON BASE_URL SOCKET PARALLEL TIMEOUT_S
 (SOCKET is a unix socket path, or "-" to reach BASE_URL over TCP.)
+       python child_runner.py --check SOLUTION_DIR
+(imports the solution and checks `generate_solution`, with no problem in reach: the official
+scorer decides validity there, before any held-out problem exists in a process of the
+solution, so whether a submission is valid cannot depend on held-out data.)
 """
 
 from __future__ import annotations
@@ -83,6 +87,15 @@ async def _run_all(fn: Any, problems: list[dict[str, Any]], client: Any, paralle
 
 
 def main(argv: list[str]) -> int:
+    if argv[:1] == ["--check"]:
+        emit = _emitter()
+        try:
+            _load(argv[1])
+        except BaseException as exc:
+            emit({"fatal": f"solution.py failed to import: {type(exc).__name__}: {exc}"[:2000]})
+            return 1
+        emit({"ok": True})
+        return 0
     solution_dir, problems_path, base_url, socket_path, parallel, timeout_s = argv[:6]
     emit = _emitter()
     with open(problems_path) as fh:

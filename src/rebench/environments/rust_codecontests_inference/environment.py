@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from rebench.core.feedback import Feedback
 from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
 
 
@@ -54,9 +55,21 @@ GPU = Profile(
     scoring_timeout_s=600.0,
 )
 
+# What a score tells the agent (scoring.py): validity is decided before the solution sees a
+# held-out problem; a valid score shows the solved fraction and counts, nothing per problem.
+FEEDBACK = Feedback(
+    reasons={
+        "no_solution": "solution.py is missing from the submission",
+        "import_failed": "solution.py failed to import, or does not define `async def "
+        "generate_solution(client, semaphore, problem)` (checked before any held-out problem "
+        "is given to it; run evaluate.py to see the error)",
+    },
+    numbers={"fraction_solved": 4, "solved": 0, "problems": 0},
+)
+
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.1.1",
+    version="1.2.0",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "
@@ -72,6 +85,7 @@ SPEC = EnvironmentSpec(
     solution_globs=("*.py",),
     snapshot_max_bytes=4 * 1024 * 1024,
     child_modules=("child_runner",),
+    feedback=FEEDBACK,
     paper_starting_raw=0.0,
     paper_reference_raw=0.12727272727272726,
 )

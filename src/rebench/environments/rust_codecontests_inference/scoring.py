@@ -1,6 +1,13 @@
 """Official scoring: run the agent's `generate_solution` on the held-out problems in a
 sandboxed child that only returns code strings, then compile and test those on this side.
 
+What the agent sees is the fixed schema `environment.FEEDBACK`: validity, the solved
+fraction and counts. Validity is decided before any held-out problem is in reach of the
+solution (an import check in a child without problems); once the solution has run on the
+held-out problems, nothing it controls (its exceptions, stderr, exit status, timing, token
+use, per-problem verdicts) reaches the message, only the solved fraction, which is the
+score itself. The rest goes to the private details.
+
 The child has no network: the trusted side serves the model (the simulator, or a proxy to a
 configured real endpoint holding the API key) on a unix socket inside the child's folder.
 Every untrusted process (that child, rustc on the returned programs, each program on each
@@ -9,6 +16,7 @@ test) runs through rebench's one untrusted runner (`sandboxed_runner`).
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import tempfile
@@ -22,6 +30,7 @@ from rebench.core.score import ScoreResult
 from rebench.environments.rust_codecontests_inference import child_runner
 from rebench.environments.rust_codecontests_inference.environment import RustParams
 from rebench.environments.rust_codecontests_inference.evaluation import (
+    MAX_LINE_BYTES,
     ScaffoldRun,
     judge_answers,
     load_problems,
@@ -33,12 +42,19 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter, Upstream
 from rebench.environments.rust_codecontests_inference.judge import Judge
 from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
-from rebench.environments.rust_codecontests_inference.processes import Outcome, Request, Runner
+from rebench.environments.rust_codecontests_inference.processes import (
+    Outcome,
+    Request,
+    Runner,
+)
 from rebench.environments.rust_codecontests_inference.toolchain import find_rustc, rustc_sysroot
 from rebench.scoring.context import ScoringContext
 from rebench.scoring.runner import ChildFailure, run_child
 
 SOCKET_NAME = "model.sock"
+# The import check's limit: importing the solution (and openai) takes seconds; the check runs
+# before the held-out problems exist anywhere the solution can reach.
+CHECK_TIMEOUT_S = 60.0
 
 
 def _child_env(workdir: Path, rustc: str) -> dict[str, str]:
@@ -95,43 +111,62 @@ def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc
     return outcome, meter.snapshot(), label
 
 
+def import_check(ctx: ScoringContext, rustc: str) -> dict[str, Any] | None:
+    """Import the solution in a sandboxed child whose folder holds no problem: None if it
+    loads and defines `generate_solution`, else the private details of the failure."""
+    with tempfile.TemporaryDirectory(prefix="rebench-rust-check-") as tmp:
+        workdir = Path(tmp)
+        runner = sandboxed_runner(ctx, (ctx.solution_dir, rustc_sysroot(rustc)))
+        argv = (sys.executable, "-m", child_runner.__name__, "--check", str(ctx.solution_dir))
+        done = runner(Request(argv, workdir, _child_env(workdir, rustc), CHECK_TIMEOUT_S,
+                              writable=True, max_output_bytes=MAX_LINE_BYTES))
+    records = []
+    for line in done.stdout.splitlines()[:16]:
+        try:
+            records.append(json.loads(line))
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            continue
+    if {"ok": True} in records and done.returncode == 0:
+        return None
+    fatal = next((r["fatal"] for r in records if isinstance(r, dict)
+                  and isinstance(r.get("fatal"), str)), None)
+    return {"fatal": fatal, "returncode": done.returncode, "timed_out": done.timed_out,
+            "stderr": done.stderr_tail[-4000:]}
+
+
 def score(ctx: ScoringContext) -> ScoreResult:
-    """Fraction of held-out problems solved; NaN when the solution cannot be run at all."""
+    """Fraction of held-out problems solved; NaN when the solution cannot be run at all
+    (decided before it sees a held-out problem)."""
     if not (ctx.solution_dir / "solution.py").is_file():
-        return ScoreResult.invalid("no solution.py in the submission")
-    problems = load_problems(ctx.assets_dir / "protected" / HELD_OUT_FILE)
+        return ScoreResult.invalid("no_solution")
     try:
         rustc = find_rustc()
     except FileNotFoundError as exc:
         raise ScorerFault(str(exc)) from None  # a broken machine is a harness problem
+    failed = import_check(ctx, rustc)
+    if failed is not None:
+        return ScoreResult.invalid("import_failed", **failed)
+    problems = load_problems(ctx.assets_dir / "protected" / HELD_OUT_FILE)
     outcome, usage, label = _run_solution(ctx, problems, rustc)
-    if outcome.fatal:
-        return ScoreResult.invalid(outcome.fatal, stderr=outcome.stderr_tail)
     # The compile cache lives in the scorer's private scratch dir, out of the solution's reach.
     judge = Judge(ctx.scratch_dir / "build", sandboxed_runner(ctx, (rustc_sysroot(rustc),)),
                   rustc=rustc)
     results = judge_answers(problems, outcome.answers, judge)
     solved, verdicts = summarize(problems, results)
     raw = solved / len(problems)
-    message: dict[str, Any] = {
-        "solved": solved, "problems": len(problems), "fraction_solved": raw,
-        "verdicts": verdicts, "model": label, "tokens_used": usage["tokens_used"],
-        "token_budget": usage["token_budget"],
-        "solution_timed_out": outcome.timed_out,
-        "solution_errors": len(outcome.errors),
-    }
-    if outcome.timed_out:
-        timeout = ctx.profile.params_as(RustParams).child_timeout_s
-        message["note"] = (f"the solution did not finish within {timeout} s;"
-                           " answers returned before that were judged")
-    elif outcome.output_capped:
-        message["note"] = ("the solution wrote more than 64 MB of results;"
-                           " answers returned before that were judged")
+    # Only the score and public counts: which problems failed how, the solution's errors,
+    # exceptions, stderr, exit status, time-out and token use were chosen by code that read
+    # the held-out statements (a channel), so they stay private.
+    message: dict[str, Any] = {"solved": solved, "problems": len(problems),
+                               "fraction_solved": raw}
     details = {
         "per_problem": {pid: {"verdict": r.verdict.value, "detail": r.detail[:300]}
                         for pid, r in results.items()},
-        "errors": outcome.errors, "child_stderr": outcome.stderr_tail,
-        "child_wall_s": round(outcome.wall_s, 2), "requests": usage["requests"],
-        "rejected_requests": usage["rejected"],
+        "verdicts": verdicts, "model": label, "tokens_used": usage["tokens_used"],
+        "token_budget": usage["token_budget"], "solution_timed_out": outcome.timed_out,
+        "solution_output_capped": outcome.output_capped, "fatal": outcome.fatal,
+        "returncode": outcome.returncode, "errors": outcome.errors,
+        "child_stderr": outcome.stderr_tail, "child_wall_s": round(outcome.wall_s, 2),
+        "requests": usage["requests"], "rejected_requests": usage["rejected"],
     }
     return ScoreResult(raw=raw, message=message, details=details)

@@ -1,0 +1,192 @@
+"""The policies a lazy or hacking agent tries first on Rust Codecontests, for the generic
+degenerate-policy test (tests/environments/test_degenerate_policies.py, scoring/declarations.py).
+
+The start solves 0 problems (the raw markdown answer never compiles), so each of these must
+score 0 or NaN. The two channel probes read a held-out problem statement while they run and
+try to carry its first byte back through everything the scorer used to show: exceptions,
+stderr, a forged `fatal` line on the child's real stdout, its exit status, token use, an
+import failure. Measured on the cpu profile (2026-12-02, this VM under load): every policy
+scores 0 or NaN, and each probe's message is `{valid, fraction_solved 0, solved 0, problems
+32}` whatever the byte (README, "What the agent sees").
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+
+START_TOLERANCE = 0.0  # the start is exactly 0 solved; no noise to allow for
+
+_HEADER = '''"""Degenerate policy: {why}"""
+
+import asyncio
+from typing import Any
+
+'''
+
+
+def _write(ctx: PolicyContext, why: str, body: str) -> None:
+    (ctx.workspace / "solution.py").write_text(_HEADER.format(why=why) + body)
+
+
+def _returning(expr: str) -> str:
+    return (f"async def generate_solution(client: Any, semaphore: asyncio.Semaphore,\n"
+            f"                            problem: dict[str, Any]) -> str:\n"
+            f"    return {expr}\n")
+
+
+def rust_literal(text: str) -> str:
+    """`text` as a Rust string literal."""
+    out = []
+    for ch in text:
+        if ch in '\\"':
+            out.append("\\" + ch)
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch.isascii() and ch.isprintable():
+            out.append(ch)
+        else:
+            out.append(f"\\u{{{ord(ch):x}}}")
+    return '"' + "".join(out) + '"'
+
+
+def _renamed_file(ctx: PolicyContext) -> None:
+    path = ctx.workspace / "solution.py"
+    path.rename(ctx.workspace / "solution_v2.py")
+
+
+def _renamed_function(ctx: PolicyContext) -> None:
+    path = ctx.workspace / "solution.py"
+    path.write_text(path.read_text().replace("def generate_solution", "def generate"))
+
+
+def _empty(ctx: PolicyContext) -> None:
+    _write(ctx, "an empty program for every problem", _returning('""'))
+
+
+def _echo_statement(ctx: PolicyContext) -> None:
+    _write(ctx, "the statement returned as the program", _returning('problem["description"]'))
+
+
+_PRINT_ZERO = 'fn main() { println!("0"); }\n'
+_ECHO_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
+               "    std::io::stdin().read_to_string(&mut s).unwrap();\n    print!(\"{}\", s);\n}\n")
+
+
+def _constant_program(ctx: PolicyContext) -> None:
+    _write(ctx, "one Rust program that prints 0, whatever the problem",
+           _returning(repr(_PRINT_ZERO)))
+
+
+def _echo_input(ctx: PolicyContext) -> None:
+    _write(ctx, "one Rust program that prints its input back",
+           _returning(repr(_ECHO_INPUT)))
+
+
+_SAMPLES = """
+
+HEAD = ("use std::io::Read;\\nfn main() {\\n    let mut s = String::new();\\n"
+        "    std::io::stdin().read_to_string(&mut s).unwrap();\\n")
+LOOP = ("    for (i, o) in cases.iter() {\\n"
+        "        if i.trim() == s.trim() { print!(\\"{}\\", o); return; }\\n    }\\n"
+        "    if let Some((_, o)) = cases.first() { print!(\\"{}\\", o); }\\n}\\n")
+
+
+def program(problem: dict[str, Any]) -> str:
+    tests = problem["public_tests"]
+    pairs = list(zip(tests["input"], tests["output"]))
+    rows = ", ".join(f"({rust_literal(i)}, {rust_literal(o)})" for i, o in pairs)
+    return HEAD + f"    let cases: [(&str, &str); {len(pairs)}] = [{rows}];\\n" + LOOP
+
+
+"""
+
+
+def _public_samples(ctx: PolicyContext) -> None:
+    """A program per problem that answers the public tests from a table (the statement's
+    samples) and prints the first sample's output for any other input."""
+    _write(ctx, "the statement's sample outputs replayed",
+           inspect.getsource(rust_literal) + _SAMPLES + _returning("program(problem)"))
+
+
+_PROBE_RUNTIME = '''import json
+import os
+import stat
+import sys
+
+
+def _real_stdout() -> int | None:
+    """The child runner keeps its result stream on a duplicate of the original stdout."""
+    err = os.fstat(2)
+    for fd in range(3, 32):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISFIFO(st.st_mode) and st.st_ino != err.st_ino:
+            return fd
+    return None
+
+
+async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
+                            problem: dict[str, Any]) -> str:
+    byte = problem["description"].encode()[0]
+    sys.stderr.write(f"LEAK {byte}\\n")
+    fd = _real_stdout()
+    if fd is not None:
+        os.write(fd, (json.dumps({"fatal": f"LEAK {byte}"}) + "\\n").encode())
+    async with semaphore:  # token use as a channel: a prompt as long as the byte
+        await client.chat.completions.create(
+            model="gpt-3.5-turbo", messages=[{"role": "user", "content": "x " * byte}])
+    if byte % 2:
+        os._exit(byte)  # the exit status as a channel
+    raise RuntimeError(f"LEAK {byte}")  # the exception text as a channel
+'''
+
+_PROBE_IMPORT = '''import os
+import sys
+
+# At import time: the official scorer's import check has no problem in reach; the run on
+# the held-out problems does (problems.json in the child's folder).
+if os.path.exists("problems.json"):
+    with open("problems.json") as fh:
+        _byte = fh.read().encode()[0]
+    sys.stderr.write(f"LEAK {_byte}\\n")
+    raise ImportError(f"LEAK {_byte}")
+
+
+''' + _returning('""')
+
+
+def _probe_runtime(ctx: PolicyContext) -> None:
+    _write(ctx, "a channel probe at run time", _PROBE_RUNTIME)
+
+
+def _probe_import(ctx: PolicyContext) -> None:
+    _write(ctx, "a channel probe at import time", _PROBE_IMPORT)
+
+
+POLICIES: tuple[Degenerate, ...] = (
+    Degenerate("start_renamed", "the starting solution under another file name",
+               _renamed_file),
+    Degenerate("function_renamed", "the starting solution with its entry point renamed",
+               _renamed_function),
+    Degenerate("empty_program", "an empty string for every problem", _empty),
+    Degenerate("echo_statement", "the problem statement returned as the program",
+               _echo_statement),
+    Degenerate("constant_program", "one Rust program printing 0 for every problem",
+               _constant_program),
+    Degenerate("echo_input", "one Rust program that prints its input back", _echo_input),
+    Degenerate("public_samples", "the statement's sample outputs replayed from a table",
+               _public_samples, slow=True),
+    Degenerate("probe_runtime", "a held-out byte in stderr, a forged fatal line, the exit "
+               "status, the exception text and the token use", _probe_runtime,
+               expect=Expect.NO_CHANNEL),
+    Degenerate("probe_import", "a held-out byte in an import failure once problems exist",
+               _probe_import, expect=Expect.NO_CHANNEL),
+)
