@@ -17,7 +17,7 @@ import torch
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.environments.fix_embedding.environment import EmbeddingParams
+from rebench.environments.fix_embedding.environment import FEEDBACK, EmbeddingParams
 from rebench.harness.scoring import official_score
 
 
@@ -39,46 +39,54 @@ def score(fe_score: Callable[[Path], ScoreResult]) -> Callable[[Path], ScoreResu
     return fe_score
 
 
-def assert_rejected(result: ScoreResult, fragment: str) -> None:
-    """NaN with an agent-visible message that says why."""
+def assert_rejected(result: ScoreResult, reason: str, fragment: str = "") -> None:
+    """NaN with the reason code `reason` (environment.FEEDBACK) as all the message says
+    (the scorer's own message, or the official one rendered by the harness); `fragment`
+    is in the private details, which say more."""
     assert math.isnan(result.raw), result
-    assert fragment in result.message["error"], result.message
+    said = result.details.get("scorer_message", result.message)
+    assert said == {"error": reason}, said
+    if "valid" in result.message:  # official: the rendered message
+        assert FEEDBACK.conforms(result.message) and result.message["reason"] == reason
+    assert fragment in str(result.details), result.details
 
 
 def test_missing_file(score, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     (tmp_path / "empty").mkdir()
-    assert_rejected(score(tmp_path / "empty"), "fixed_model.pth not found")
+    assert_rejected(score(tmp_path / "empty"), "no_model", "fixed_model.pth not found")
 
 
 def test_different_architecture(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     cfg, _ = _large(fe_assets)
     deeper = GPT(GPTConfig(cfg.vocab_size, cfg.block_size, cfg.n_layer + 1, cfg.n_head, cfg.n_embd))
-    assert_rejected(score(_submit(tmp_path, deeper.state_dict())), "keys differ")
+    wrong = "wrong_architecture"
+    assert_rejected(score(_submit(tmp_path, deeper.state_dict())), wrong, "keys differ")
     wider = GPT(GPTConfig(cfg.vocab_size, cfg.block_size, cfg.n_layer, cfg.n_head, cfg.n_embd + 32))
-    assert_rejected(score(_submit(tmp_path, wider.state_dict())), "has shape")
+    assert_rejected(score(_submit(tmp_path, wider.state_dict())), wrong, "has shape")
 
 
 def test_the_small_model_is_not_accepted(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     solution = tmp_path / "solution"
     solution.mkdir()
     shutil.copyfile(fe_assets / "public" / "small_correct_model.pth", solution / "fixed_model.pth")
-    assert_rejected(score(solution), "keys differ")
+    assert_rejected(score(solution), "wrong_architecture", "keys differ")
 
 
 @pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
 def test_non_finite_weights(score, fe_assets: Path, tmp_path: Path, bad: float) -> None:  # type: ignore[no-untyped-def]
     _, state = _large(fe_assets)
     state["transformer.h.0.mlp.c_fc.weight"][3, 5] = bad
-    assert_rejected(score(_submit(tmp_path, state)), "NaN or infinite")
+    assert_rejected(score(_submit(tmp_path, state)), "nonfinite_weights", "NaN or infinite")
 
 
 def test_wrong_dtype_and_non_tensor(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     _, state = _large(fe_assets)
     doubled = {k: v.double() for k, v in state.items()}
-    assert_rejected(score(_submit(tmp_path, doubled)), "dtype")
+    assert_rejected(score(_submit(tmp_path, doubled)), "wrong_architecture", "dtype")
     state["transformer.ln_f.bias"] = [0.0] * 4  # type: ignore[assignment]
-    assert_rejected(score(_submit(tmp_path, state)), "not a plain dense tensor")
-    assert_rejected(score(_submit(tmp_path, [1, 2, 3])), "state dict")
+    assert_rejected(score(_submit(tmp_path, state)), "wrong_architecture",
+                    "not a plain dense tensor")
+    assert_rejected(score(_submit(tmp_path, [1, 2, 3])), "unreadable", "state dict")
 
 
 def test_truncated_file(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -87,13 +95,24 @@ def test_truncated_file(score, fe_assets: Path, tmp_path: Path) -> None:  # type
     solution.mkdir()
     (solution / "fixed_model.pth").write_bytes(data[: len(data) // 2])
     # Cut before the zip directory: refused by the archive check before torch.load.
-    assert_rejected(score(solution), "not a torch.save zip archive")
+    assert_rejected(score(solution), "unreadable", "not a torch.save zip archive")
 
 
-def test_oversized_file(score, fe_assets: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+def test_oversized_file(score, fe_assets: Path, tmp_path: Path,  # type: ignore[no-untyped-def]
+                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Refused on its size alone: nothing of it is read, torch.load never runs."""
+    from rebench.assets import checkpoint
+
     _, state = _large(fe_assets)
     state["padding"] = torch.zeros(20_000_000)  # 80 MB beside a ~4 MB model
-    assert_rejected(score(_submit(tmp_path, state)), "too large")
+    solution = _submit(tmp_path, state)
+
+    def never(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the file was read")
+
+    monkeypatch.setattr(torch, "load", never)
+    monkeypatch.setattr(checkpoint.zipfile, "ZipFile", never)
+    assert_rejected(score(solution), "too_large")
 
 
 class _RunsCode:
@@ -118,7 +137,7 @@ def test_pickle_that_runs_code_is_refused_and_never_runs(
 
     result = official_score(fe_spec, fe_cpu, solution, Isolation.LOCAL)
     # Refused by the size-only unpickler (it knows no os.system), before torch.load.
-    assert_rejected(result, "unsupported object")
+    assert_rejected(result, "unreadable", "unsupported object")
     assert not marker.exists()
 
 
@@ -186,13 +205,14 @@ def test_a_uniform_predictor_scores_at_most_zero(  # type: ignore[no-untyped-def
     score, fe_spec: EnvironmentSpec, fe_cpu: Profile, fe_assets: Path, tmp_path: Path
 ) -> None:
     """All-equal logits (a zero embedding: tied weights make every logit 0) know nothing, so
-    they must not beat the start: the corrupted model is at least as good as uniform."""
+    they must not beat the start: both score the input-free loss U of this prepare."""
     cfg, state = _large(fe_assets)
+    start = score(_submit(tmp_path, state))
     state["transformer.wte.weight"] = torch.zeros_like(state["transformer.wte.weight"])
     result = score(_submit(tmp_path, state))
     assert result.valid
     assert result.details["loss"] == pytest.approx(math.log(cfg.vocab_size), abs=1e-4)
-    assert _normalized(fe_spec, fe_cpu, result.raw) <= 0.0
+    assert result.raw == start.raw
 
 
 def test_huge_finite_weights_are_invalid_with_json_safe_details(
@@ -204,7 +224,7 @@ def test_huge_finite_weights_are_invalid_with_json_safe_details(
     huge = {k: v * 1e30 for k, v in state.items()}
     assert all(bool(torch.isfinite(v).all()) for v in huge.values())
     result = official_score(fe_spec, fe_cpu, _submit(tmp_path, huge), _isolation())
-    assert_rejected(result, "not finite")
+    assert_rejected(result, "nonfinite_loss")
     json.dumps(result.to_json(), allow_nan=False)  # strict JSON: no NaN or inf anywhere
 
 
@@ -242,7 +262,7 @@ def test_a_compressed_archive_is_refused_before_loading(  # type: ignore[no-unty
         raise AssertionError("torch.load was reached")
 
     monkeypatch.setattr(scoring.torch, "load", never)
-    assert_rejected(score(solution), "compressed")
+    assert_rejected(score(solution), "unreadable", "compressed")
 
 
 def test_a_pickle_declaring_huge_storages_is_refused(  # type: ignore[no-untyped-def]
@@ -263,7 +283,7 @@ def test_a_pickle_declaring_huge_storages_is_refused(  # type: ignore[no-untyped
     with zipfile.ZipFile(plain, "w") as z:
         for member, data in members.items():
             z.writestr(member, data)
-    assert_rejected(score(plain.parent), "more than the model")
+    assert_rejected(score(plain.parent), "unreadable", "more than the model")
 
 
 def test_the_secret_lives_only_in_protected(fe_assets: Path) -> None:

@@ -1,0 +1,86 @@
+"""Degenerate policies (degenerate.py) scored by the scorer itself on this session's
+prepare: none may score above the corrupted start. The generic test
+(tests/environments/test_degenerate_policies.py) scores them officially against the
+spec's anchors; here the comparison is with the start on the same prepare, exactly.
+
+Before 2.1.0 the unigram predictor (public token frequencies for every input) scored
+about 0.36 normalized on cpu: its loss (6.26) is far below the start's (7.39)."""
+
+from __future__ import annotations
+
+import math
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from rebench.core.discovery import environment_dir
+from rebench.core.score import ScoreResult
+from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.environments.fix_embedding import degenerate
+from rebench.environments.fix_embedding.scoring import input_free_loss
+from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+
+BY_NAME = {p.name: p for p in degenerate.POLICIES}
+
+
+def _make(policy: Degenerate, spec: EnvironmentSpec, profile: Profile, assets: Path,
+          tmp: Path) -> Path:
+    workspace, scratch = tmp / policy.name, tmp / f"{policy.name}-scratch"
+    shutil.copytree(environment_dir(spec.id) / "starting", workspace)
+    scratch.mkdir()
+    policy.make(PolicyContext(spec, profile, assets / "public", workspace, scratch))
+    return Path(workspace)
+
+
+@pytest.fixture
+def scored(fe_spec: EnvironmentSpec, fe_cpu: Profile, fe_assets: Path, tmp_path: Path,
+           fe_score: Callable[[Path], ScoreResult]) -> Callable[[str], ScoreResult]:
+    def run(name: str) -> ScoreResult:
+        return fe_score(_make(BY_NAME[name], fe_spec, fe_cpu, fe_assets, tmp_path))
+    return run
+
+
+def test_input_free_loss_is_the_entropy_of_the_targets() -> None:
+    data = np.array([0, 1, 1, 2, 2, 2, 2, 3] * 8, dtype=np.uint16)
+    # windows of 3 tokens starting at 0..60: the targets are every token after a start
+    from rebench.assets.train import eval_windows
+    starts = eval_windows(len(data), 3, 5)
+    targets = np.concatenate([data[s + 1: s + 4] for s in starts]).astype(np.int64)
+    p = np.bincount(targets) / len(targets)
+    expected = -sum(x * math.log(x) for x in p if x > 0)
+    assert input_free_loss(data, 5, 3) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("name", [p.name for p in degenerate.POLICIES
+                                  if p.expect is Expect.AT_MOST_START])
+def test_policy_scores_at_most_the_start(name: str,
+                                         scored: Callable[[str], ScoreResult]) -> None:
+    start = scored("corrupted_unchanged")
+    result = scored(name)
+    assert start.valid
+    print(f"{name}: valid {result.valid} raw {result.raw:.4f} (start {start.raw:.4f}) "
+          f"loss {result.details.get('loss')} U {result.details.get('input_free_loss')}")
+    # lower raw is better: a policy may tie the start (clamped to U) or be invalid
+    assert not result.valid or result.raw >= start.raw - 1e-9, (result.raw, start.raw,
+                                                                result.details)
+
+
+def test_the_unigram_policy_is_what_the_clamp_is_for(
+        scored: Callable[[str], ScoreResult]) -> None:
+    """Its loss is below the start's (it would have won), and it scores the start's raw."""
+    start, unigram = scored("corrupted_unchanged"), scored("unigram_predictor")
+    assert unigram.details["loss"] < start.details["loss"] - 0.5
+    assert unigram.raw == start.raw
+
+
+@pytest.mark.parametrize("name", [p.name for p in degenerate.POLICIES
+                                  if p.expect is not Expect.AT_MOST_START])
+def test_invalid_policies_and_probes_say_a_code_only(
+        name: str, scored: Callable[[str], ScoreResult]) -> None:
+    result = scored(name)
+    assert not result.valid
+    assert set(result.message) == {"error"}, result.message
+    assert "4242" not in str(result.message) and "please" not in str(result.message)
