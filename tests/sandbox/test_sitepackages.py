@@ -24,7 +24,8 @@ from rebench.sandbox.sitepackages import (
 
 
 def _site() -> Path:
-    return active_sites()[0]
+    sites: tuple[Path, ...] = active_sites()
+    return sites[0]
 
 
 def test_corpus_distributions_are_not_mounted_under_any_name() -> None:
