@@ -71,6 +71,9 @@ def test_a_degenerate_model_scores_at_most_the_start(
     assert result.valid, result.message
     score = normalized(chat_spec, chat_cpu, result.raw)
     assert score <= degenerate.START_TOLERANCE, (name, score, result.details)
+    # normalized scores are floored at 0: say it in raw too (against the anchor's start;
+    # this prepare's own start is not built here)
+    assert result.raw < resolve_anchors(chat_spec, chat_cpu).starting_raw, (name, result.raw)
 
 
 def _load(path: Path, assets: Path) -> torch.nn.Module:
@@ -129,4 +132,4 @@ def test_prompt_independent_responses_on_the_heldout_set(
                                         opponents)
     raw = float(np.mean(list(rates.values())))
     assert normalized(chat_spec, chat_cpu, raw) <= 0.0, (name, raw, dependence)
-    assert dependence.ignores_prompts, dependence
+    assert raw == 0.0 and dependence.ignores_prompts, (name, raw, dependence)
