@@ -54,8 +54,9 @@ class JudgeService:
         self._meter = threading.Lock()  # guards `used`
         self._judging = threading.Lock()  # one call's judging at a time
 
-    def refuse(self, error: str, used: int | None = None) -> Reply:
-        used = self.used if used is None else used
+    def refuse(self, error: str) -> Reply:
+        with self._meter:
+            used = self.used
         return {"ok": False, "error": error, "comparisons_used": used,
                 "comparisons_left": self.allowance - used}
 
