@@ -17,6 +17,8 @@ from rebench.core.calibration import resolve_anchors
 from rebench.core.normalize import normalize
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.environments.small_scaling_law.assets import load_protected
+from rebench.environments.small_scaling_law.degenerate import START_TOLERANCE
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.run import create_run
@@ -40,7 +42,8 @@ def test_starting_normalizes_to_zero(ssl_spec: EnvironmentSpec, ssl_cpu: Profile
                                      ssl_assets: Path, score_folder: Scorer) -> None:
     result = score_folder(ssl_assets / "public", ScoreKind.FINAL)
     assert result.valid, result.message
-    assert abs(normalized(ssl_spec, ssl_cpu, result)) <= 0.05, result.details
+    # The start's raw follows L* of the budget drawn at prepare (degenerate.py says how far)
+    assert abs(normalized(ssl_spec, ssl_cpu, result)) <= START_TOLERANCE, result.details
 
 
 def test_reference_normalizes_to_one(ssl_spec: EnvironmentSpec, ssl_cpu: Profile,
@@ -71,7 +74,8 @@ def test_the_agent_never_sees_its_score_and_the_last_counts(
     execute_run(run, make_agent(agent))
     events = read_events(run.run_dir / "events.jsonl")
     shown = [e.data for e in events if e.type == "score"]  # what the replay agent got
-    assert [s["message"] for s in shown] == [{"is_valid": True, "frac_flops_used": 0.0003}] * 2
+    frac = round(16 * 16 * 4 * 72 * 64 * 8 * 4 / load_protected(ssl_assets).target_flops, 4)
+    assert [s["message"] for s in shown] == [{"valid": True, "frac_flops_used": frac}] * 2
     calls = [e.data for e in events if e.type == "service_call"]
     assert [c["ok"] for c in calls] == [False]  # over the cap: refused, still logged
     # rebench-task (the session) and Inspect's tools show entries through agent_view

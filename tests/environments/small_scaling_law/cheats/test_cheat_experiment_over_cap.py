@@ -12,8 +12,8 @@ import pytest
 
 from rebench.core.service import ServiceContext
 from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.environments.small_scaling_law.assets import load_protected
 from rebench.environments.small_scaling_law.service import Experiments, start_experiments
-from rebench.environments.small_scaling_law.trainer import ScalingParams
 
 
 @pytest.fixture
@@ -22,8 +22,8 @@ def service(ssl_spec: EnvironmentSpec, ssl_cpu: Profile, ssl_assets: Path,
     return start_experiments(ServiceContext(ssl_spec, ssl_cpu, ssl_assets, tmp_path))
 
 
-def test_the_cap_is_a_fiftieth_of_the_target(service: Experiments, ssl_cpu: Profile) -> None:
-    assert service.cap == pytest.approx(ssl_cpu.params_as(ScalingParams).target_flops / 50)
+def test_the_cap_is_a_fiftieth_of_the_target(service: Experiments, ssl_assets: Path) -> None:
+    assert service.cap == pytest.approx(load_protected(ssl_assets).target_flops / 50)
     assert next(s for s in service.ctx.spec.services).max_calls == 100
 
 

@@ -15,7 +15,7 @@ from rebench.scoring import ScoreKind
 def over(profile: Profile, ratio: float, n_embd: int = 16) -> dict[str, object]:
     p = profile.params_as(ScalingParams)
     per_iter = 4 * n_embd**2 * 72 * p.block_size * p.batch_size
-    iters = math.ceil(ratio * p.target_flops / per_iter)
+    iters = math.ceil(ratio * p.target_high / per_iter)  # the top of the drawn range
     return {"loss_prediction": 5.0, "max_iters": iters, "n_embd": n_embd}
 
 
@@ -23,13 +23,15 @@ def test_over_budget_is_invalid_in_every_kind(score_answer: ScoreFn, ssl_cpu: Pr
     for kind in (ScoreKind.REQUESTED, ScoreKind.FINAL, ScoreKind.INITIAL):
         result = score_answer(over(ssl_cpu, 1.12), kind)
         assert not result.valid
-        assert result.message["is_valid"] is False
+        assert result.message["is_valid"] is False and result.message["reason"] == "over_budget"
         assert result.message["frac_flops_used"] > 1.1
         assert "loss" not in result.details  # refused before any training
 
 
 def test_just_under_the_tolerance_is_valid(score_answer: ScoreFn, ssl_cpu: Profile) -> None:
-    result = score_answer(over(ssl_cpu, 1.09), ScoreKind.REQUESTED)
+    p = ssl_cpu.params_as(ScalingParams)
+    result = score_answer(over(ssl_cpu, 1.09 * p.target_low / p.target_high),
+                          ScoreKind.REQUESTED)
     assert result.message["is_valid"] is True and result.details == {"check_only": True}
 
 
