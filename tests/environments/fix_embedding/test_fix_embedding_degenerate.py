@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import shutil
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -28,7 +29,8 @@ BY_NAME = {p.name: p for p in degenerate.POLICIES}
 
 def _make(policy: Degenerate, spec: EnvironmentSpec, profile: Profile, assets: Path,
           tmp: Path) -> Path:
-    workspace, scratch = tmp / policy.name, tmp / f"{policy.name}-scratch"
+    folder = Path(tempfile.mkdtemp(prefix=f"{policy.name}-", dir=tmp))
+    workspace, scratch = folder / "workspace", folder / "scratch"
     shutil.copytree(environment_dir(spec.id) / "starting", workspace)
     scratch.mkdir()
     policy.make(PolicyContext(spec, profile, assets / "public", workspace, scratch))
