@@ -53,7 +53,7 @@ def test_a_run_calls_the_service_and_never_sees_its_score(toy_env: str, tmp_path
     entries = run.entries()
     assert [e.kind for e in entries] == ["initial", "agent", "agent", "final"]
     assert all(not e.valid for e in entries[1:3])  # requested scores check validity only
-    assert entries[1].message == {"is_valid": True}
+    assert entries[1].message == {"valid": True}  # the check, rendered by the schema
     assert entries[-1].valid and math.isfinite(run.record.final_normalized or math.nan)
     # LAST aggregation: the final answer counts, whatever the start scored
     assert run.record.final_normalized == pytest.approx(entries[-1].normalized)

@@ -60,6 +60,8 @@ class Feedback:
     reasons: Mapping[str, str] = field(default_factory=dict)
     numbers: Mapping[str, int] = field(default_factory=dict)
     flags: tuple[str, ...] = ()
+    # Decimal places of the raw and normalized score the agent is shown beside the message.
+    score_places: int = 4
 
     def __post_init__(self) -> None:
         clash = sorted(set(self.reasons) & set(COMMON_REASONS))
@@ -96,7 +98,7 @@ class Feedback:
             if isinstance(value, bool) or not isinstance(value, int | float):
                 continue
             if math.isfinite(value):
-                out[key] = round(float(value), places) if places else int(round(value))
+                out[key] = round(float(value), places) if places else round(value)
         for key in self.flags:
             value = message.get(key)
             if isinstance(value, bool):

@@ -114,7 +114,8 @@ class Session:
                          normalized=entry.normalized, message=entry.message,
                          live_processes=alive,
                          harness_wait_s=entry.details.get("harness_wait_s", 0.0), fsync=True)
-        return agent_view(entry, self.run.spec.score_visible_to_agent)
+        return agent_view(entry, self.run.spec.score_visible_to_agent,
+                          self.run.spec.feedback.score_places)
 
     def call_service(self, name: str, request: dict[str, Any]) -> dict[str, Any]:
         """Call one of the run's trusted services (metered and logged by the host)."""
@@ -205,11 +206,13 @@ def workspace_config(run: Run, services_dir: Path | None = None) -> SandboxConfi
     )
 
 
-def agent_view(entry: ScoreEntry, visible: bool) -> dict[str, Any]:
+def agent_view(entry: ScoreEntry, visible: bool, places: int = 4) -> dict[str, Any]:
     """The part of a score-log entry the agent is shown. With a hidden score only the
-    message the environment wrote for the agent (e.g. validity, resources used)."""
+    message the environment wrote for the agent (e.g. validity, resources used). The raw
+    and normalized score are rounded to `places` (the environment's feedback schema):
+    their last digits are timing noise, or a channel."""
     if not visible:
         return {"index": entry.index, "message": entry.message}
     return {"index": entry.index, "valid": entry.valid, "message": entry.message,
-            "raw": entry.raw if entry.valid else None,
-            "normalized": entry.normalized if entry.valid else None}
+            "raw": round(entry.raw, places) if entry.valid else None,
+            "normalized": round(entry.normalized, places) if entry.valid else None}

@@ -50,11 +50,15 @@ class ScoringContext:
         extra_ro: tuple[Path, ...] = (),
         gpu: bool | None = None,
         env: Mapping[str, str] | None = None,
+        host_shm: bool = False,
     ) -> Sandbox:
         """A sandbox for untrusted children of this scoring: the snapshot (or `workdir`)
         read-only unless `writable`, no network, nothing of the run, the cache or the
         scratch dir visible unless passed in `extra_ro`, the profile's limits. `close`
-        destroys it (and everything it started)."""
+        destroys it (and everything it started). `host_shm` (gpu only) binds the host's
+        /dev/shm for CUDA IPC with this trusted process (decision 0003): only a child that
+        shares buffers with its parent asks for it, since whatever a child leaves there
+        outlives the scoring (a later scoring's child could read it back)."""
         use_gpu = self.profile.gpus > 0 if gpu is None else gpu
         config = SandboxConfig(
             workdir=workdir or self.solution_dir,
@@ -66,7 +70,7 @@ class ScoringContext:
             env=dict(env or {}),
             limits=profile_limits(self.profile),
             runtime_modules=env_child_modules(self.spec.id, self.spec.child_modules),
-            host_shm=use_gpu,  # CUDA IPC with this trusted process (decision 0003)
+            host_shm=use_gpu and host_shm,
         )
         sandbox = make_sandbox(self.isolation, config)
         self._sandboxes.append(sandbox)

@@ -107,7 +107,8 @@ def start_interactive(ctx: ScoringContext, argv: Sequence[str], *, pass_fds: Seq
     `pass_fds` inherited and stdout/stderr to `log_path` (no file the child writes may
     outgrow `log_max_bytes`). The caller kills it (`kill`), whatever happens."""
     set_child_subreaper()
-    sandbox = ctx.untrusted_sandbox(gpu=gpu, env=env)
+    # A long-lived child shares its buffers with this process (CUDA IPC on a gpu).
+    sandbox = ctx.untrusted_sandbox(gpu=gpu, env=env, host_shm=True)
     host_env = {k: v for k, v in os.environ.items() if not k.startswith("REBENCH_")}
     baseline = descendants(os.getpid())
     with log_path.open("wb") as log:
