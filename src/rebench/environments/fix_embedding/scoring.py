@@ -117,6 +117,9 @@ def score(ctx: ScoringContext) -> ScoreResult:
     # its input, and no input-free prediction can rank above the start (README).
     unigram = input_free_loss(test, int(record["eval_windows"]), cfg.block_size)
     details["input_free_loss"] = unigram
-    raw = math.log(min(loss, unigram) - floor)
+    # On a corpus whose token frequencies alone reach below the floor (a user's tiny
+    # corpus), the ceiling would leave no room above c: the loss is scored as it is.
+    ceiling = unigram if unigram > floor else math.inf
+    raw = math.log(min(loss, ceiling) - floor)
     return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
                        details=details)
