@@ -16,11 +16,12 @@ import random
 from rebench.environments.small_scaling_law.sweep import load_sweep
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
 
-# The start's raw is 1 - (its prediction - L*), and L* follows the budget drawn at prepare
-# (log-uniform in [3.5e11, 4.5e11] on cpu): the start's normalized score moves with the
-# draw by a few hundredths (README, "what was measured"); a reformatted start is the
-# start, so it may land that far above the anchor.
-START_TOLERANCE = 0.1
+# The start's raw follows the setting drawn at prepare (L* and the start's own steps move
+# with the drawn budget) while the anchors are per profile: measured on two cpu prepares,
+# the unchanged start scored raw 0.0074 (the anchor's prepare) and 0.0855 (normalized
+# 0.116, CI's prepare of 2026-12-02). A reformatted start is the start, so it may land that
+# far above the anchor. Per-prepare anchors would remove this slack (issue 26, open).
+START_TOLERANCE = 0.2
 
 
 def _recipe(ctx: PolicyContext) -> dict[str, object]:
