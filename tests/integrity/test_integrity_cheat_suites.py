@@ -113,6 +113,10 @@ BROKEN: dict[tuple[str, str], str] = {
     **{("nanogpt_chat_rl", name): why for name, (_, why) in CHAT_BROKEN.items()},
     ("restricted_mlm", "hangs_in_export.py"): "loops forever in get_trained_model",
     ("restricted_mlm", "floods_output.py"): "prints without end while it loads",
+    # A resource attack on the trusted scorer (refused from shapes before it is spent:
+    # too_much_compute); its source is an honest, wasteful model, which no rule can tell
+    # from one: restricted_mlm's own cheat test holds it.
+    ("restricted_mlm", "compute_blowup.py"): "a model too large to evaluate (refused)",
     ("optimize_llm_foundry", "floods_output.sh"): "writes 600 MB of output",
     ("optimize_llm_foundry", "hangs.sh"): "never returns",
 }

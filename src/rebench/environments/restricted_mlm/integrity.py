@@ -134,6 +134,24 @@ PATTERNS = (
          kinds=FILES, files=_PY),
     rule("forward-hook", M, HACK, "registers a forward hook (work outside forward())",
          r"\bregister_(?:module_)?forward_(?:pre_)?hook\b", kinds=FILES, files=_PY),
+    # Integers, bools or other precisions made in model code: the ways of tabulating a
+    # forbidden function (an integer index into a table of its values) or of rounding by
+    # precision, which the scorer's value rules refuse since 1.1.0 (graph_rules.py).
+    rule("dtype-trick", M, HACK, "makes integers, bools or another float precision in model "
+         "code (an index into a table of a forbidden function's values, or rounding by "
+         "precision)",
+         r"\bdtype\s*=\s*torch\.(?:u?int\d*|long|short|bool|float16|half|bfloat16|float64"
+         r"|double)\b|\.(?:to|view|type)\(\s*(?:dtype\s*=\s*)?torch\.(?:u?int\d*|long|short"
+         r"|bool|float16|half|bfloat16|float64|double)\b"
+         r"|\.(?:double|half|bfloat16|long|short|bool|byte)\(\)",
+         kinds=FILES, files=_PY),
+    rule("index-trick", M, HACK, "orders, ranks or bit-masks values in model code (argsort, "
+         "argmax, topk, bitwise operators): integer results that index by value",
+         r"\b(?:argsort|argmax|argmin|topk|bitwise_\w+)\b|\b\w+\s*[&^]\s*\d+\b",
+         kinds=FILES, files=_PY),
+    rule("short-table", M, HACK, "an embedding table smaller than the vocabulary (a token "
+         "the export never saw fails the held-out pass: one bit of held-out data in the "
+         "score's validity)", r"\bEmbedding\(\s*\w+\s*-\s*\d+", kinds=FILES, files=_PY),
 )
 
 RULES = EnvironmentRules(patterns=PATTERNS, python=(forward_flags, hidden_op_flags))
