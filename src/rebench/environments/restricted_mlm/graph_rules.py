@@ -170,6 +170,9 @@ class Checker:
             entry[1] -= 1
             if entry[1] == 0:
                 self._live -= entry[0]
+                # A dead storage's address may be reused by the next one of another size:
+                # forget it, or the next value would be counted at the old size.
+                del self._storages[key]
 
     def node(self, step: Any, packet: str, args: list[Any], kwargs: dict[str, Any],
              value: Any) -> None:
