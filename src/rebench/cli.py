@@ -262,6 +262,7 @@ def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict:
     environments check for a busy machine (spread of the samples, a reference probe before
     and after, the load average): measured again once the load drops, then refused,
     unless --allow-busy."""
+    from rebench.core.calibration import prepared_anchors
     from rebench.core.discovery import load_spec
     from rebench.core.paths import calibration_file
     from rebench.harness.evaluate import calibrate as run_calibration
@@ -282,6 +283,12 @@ def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict:
                   ", ".join(fmt_number(x, 4) for x in entry.reference_samples))
     out.print(table)
     console.print(f"saved to {calibration_file()}")
+    prepared = prepared_anchors(spec, spec.profile(profile))
+    if prepared is not None:
+        console.print(f"note: {env_id} measured its anchors when it was prepared (starting "
+                      f"{fmt_number(prepared[0], 4)}, reference {fmt_number(prepared[1], 4)}) "
+                      "on the setting it drew; scores are normalized with those, the "
+                      "calibration is kept for comparison")
 
 
 register_run_commands(main)

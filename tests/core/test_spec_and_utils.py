@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -18,7 +19,9 @@ from rebench.core.errors import SpecError, UnknownProfileError
 from rebench.core.hardware import fingerprint
 from rebench.core.instructions import fill
 from rebench.core.normalize import AnchorSource
+from rebench.core.paths import PREPARED_ANCHORS, PREPARED_MARKER, env_cache_dir
 from rebench.core.spec import Direction, EnvironmentSpec, Profile, SolutionRecipe
+from rebench.scoring.context import PrepareContext
 
 
 def make_spec(start: float = 2.0, ref: float = 1.0) -> EnvironmentSpec:
@@ -101,3 +104,31 @@ def test_calibration_of_other_version_is_ignored(tmp_path: Path) -> None:
     assert resolve_anchors(bumped, bumped.profile("cpu"), path).source is (
         AnchorSource.PROFILE_DEFAULT
     )
+
+
+def test_anchors_measured_at_prepare_win_for_their_version_only(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An environment whose raw scores follow a setting drawn at prepare records its
+    anchors there; they beat a calibration (measured on another draw) and the profile's,
+    but only for the version that prepared them and only when well formed."""
+    monkeypatch.setenv("REBENCH_CACHE", str(tmp_path / "cache"))
+    spec = make_spec()
+    profile = spec.profile("cpu")
+    path = tmp_path / "cal.json"
+    save_entry(new_entry(spec, profile, [3.0], [1.0]), path)
+    assets = env_cache_dir(spec.id, profile.name)
+    context = PrepareContext(spec, profile, assets)
+    context.record_anchors(2.5, 1.25, note="measured")
+    assert resolve_anchors(spec, profile, path).source is AnchorSource.CALIBRATION  # no marker
+    (assets / PREPARED_MARKER).write_text(json.dumps({"version": spec.version}))
+    anchors = resolve_anchors(spec, profile, path)
+    assert anchors.source is AnchorSource.PREPARE
+    assert (anchors.starting_raw, anchors.reference_raw) == (2.5, 1.25)
+    assert json.loads((assets / PREPARED_ANCHORS).read_text())["note"] == "measured"
+    (assets / PREPARED_MARKER).write_text(json.dumps({"version": "other"}))
+    assert resolve_anchors(spec, profile, path).source is AnchorSource.CALIBRATION
+    (assets / PREPARED_MARKER).write_text(json.dumps({"version": spec.version}))
+    for broken in ("{", '{"starting_raw": 1.0}', '{"starting_raw": "NaN", "reference_raw": 1}',
+                   '{"starting_raw": 1.0, "reference_raw": 1.0}'):
+        (assets / PREPARED_ANCHORS).write_text(broken)
+        assert resolve_anchors(spec, profile, path).source is AnchorSource.CALIBRATION, broken

@@ -21,12 +21,12 @@ from typing import Any
 
 from rebench.agents.replay import ReplayAgent
 from rebench.core.discovery import environment_dir, load_spec
-from rebench.core.paths import env_cache_dir
+from rebench.core.paths import PREPARED_MARKER, env_cache_dir
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.driver import execute_run
 from rebench.harness.run import create_run
-from rebench.harness.workspace import PREPARED_MARKER, apply_starting_recipe
+from rebench.harness.workspace import apply_starting_recipe
 from rebench.integrity.extension import environment_rules
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import tempfile
 from dataclasses import dataclass
@@ -12,7 +13,7 @@ from typing import Any
 
 from rebench.core.hardware import fingerprint
 from rebench.core.normalize import Anchors, AnchorSource
-from rebench.core.paths import calibration_file
+from rebench.core.paths import PREPARED_ANCHORS, PREPARED_MARKER, calibration_file, env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
 
 
@@ -138,8 +139,13 @@ def find_interference(
 def resolve_anchors(
     spec: EnvironmentSpec, profile: Profile, path: Path | None = None
 ) -> Anchors:
-    """The calibration of this machine when there is one, else the profile's defaults."""
+    """The anchors an environment measured when it was prepared (its raw scores depend on
+    a setting drawn at prepare, so no other measurement fits), else the calibration of this
+    machine, else the profile's defaults."""
     hardware = fingerprint(profile.gpus)
+    prepared = prepared_anchors(spec, profile)
+    if prepared is not None:
+        return Anchors(prepared[0], prepared[1], AnchorSource.PREPARE, hardware)
     entry = load_entries(path).get(calibration_key(spec.id, spec.version, profile.name, hardware))
     if entry is not None:
         return Anchors(entry.starting_raw, entry.reference_raw, AnchorSource.CALIBRATION, hardware)
@@ -147,3 +153,24 @@ def resolve_anchors(
         profile.starting_raw, profile.reference_raw, AnchorSource.PROFILE_DEFAULT,
         profile.anchors_hardware,
     )
+
+
+def prepared_anchors(spec: EnvironmentSpec, profile: Profile) -> tuple[float, float] | None:
+    """(starting_raw, reference_raw) recorded by this version's prepare of the profile
+    (PrepareContext.record_anchors), or None: not prepared, prepared by another version, or
+    an environment that does not measure anchors at prepare."""
+    assets = env_cache_dir(spec.id, profile.name)
+    try:
+        marker = json.loads((assets / PREPARED_MARKER).read_text())
+        data = json.loads((assets / PREPARED_ANCHORS).read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(marker, dict) or marker.get("version") != spec.version:
+        return None
+    try:
+        start, ref = float(data["starting_raw"]), float(data["reference_raw"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not (math.isfinite(start) and math.isfinite(ref)) or start == ref:
+        return None
+    return start, ref

@@ -13,6 +13,7 @@ class AnchorSource(enum.Enum):
     """Where the anchors used for normalization came from."""
 
     CALIBRATION = "calibration"
+    PREPARE = "prepare"  # measured on the prepared setting by the environment's prepare
     PROFILE_DEFAULT = "profile-default"
 
 

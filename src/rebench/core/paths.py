@@ -25,6 +25,10 @@ def env_cache_dir(env_id: str, profile: str) -> Path:
     return cache_root() / env_id / profile
 
 
+PREPARED_MARKER = "prepared.json"  # written last by prepare: version, options, checksums
+PREPARED_ANCHORS = "protected/anchors.json"  # anchors an environment measures at prepare
+
+
 def calibration_file() -> Path:
     """Measured anchors per hardware: $REBENCH_CALIBRATION or <cache>/calibration.json."""
     override = os.environ.get("REBENCH_CALIBRATION")

@@ -11,9 +11,8 @@ from pathlib import Path
 
 from rebench.core.errors import NotPreparedError
 from rebench.core.hashing import file_sha256
-from rebench.core.paths import env_cache_dir
+from rebench.core.paths import PREPARED_MARKER, env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.harness.workspace import PREPARED_MARKER
 from rebench.scoring.context import PrepareContext, ProgressFn, no_progress
 
 

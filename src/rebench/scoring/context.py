@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from rebench.core.paths import PREPARED_ANCHORS
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.limits import Limits
@@ -126,3 +128,14 @@ class PrepareContext:
     @property
     def protected_dir(self) -> Path:
         return self.assets_dir / "protected"
+
+    def record_anchors(self, starting_raw: float, reference_raw: float,
+                       **how: object) -> None:
+        """Anchors measured on this prepared setting: an environment whose raw scores
+        depend on what prepare drew (a budget, a held-out split) measures its starting and
+        reference solution here, and normalization uses them over any calibration
+        (core.calibration.resolve_anchors). `how`: what was measured, for the operator."""
+        path = self.assets_dir / PREPARED_ANCHORS
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps({"starting_raw": starting_raw,
+                                    "reference_raw": reference_raw, **how}, indent=1))

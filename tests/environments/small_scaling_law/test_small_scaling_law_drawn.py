@@ -14,6 +14,9 @@ import numpy as np
 import pytest
 from conftest import ScoreFn
 
+from rebench.core.calibration import resolve_anchors
+from rebench.core.normalize import AnchorSource
+from rebench.core.paths import PREPARED_ANCHORS
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.environments.small_scaling_law.assets import load_l_star, load_protected
 from rebench.environments.small_scaling_law.environment import FEEDBACK
@@ -60,6 +63,22 @@ def test_l_star_is_measured_at_the_drawn_budget(ssl_cpu: Profile, ssl_assets: Pa
     assert table["target_flops"] == data.target_flops
     l_star = load_l_star(ssl_assets)
     assert math.isfinite(l_star) and l_star != pytest.approx(_best()[2], abs=1e-6)
+
+
+def test_the_anchors_are_measured_on_the_drawn_setting(ssl_spec: EnvironmentSpec,
+                                                       ssl_cpu: Profile,
+                                                       ssl_assets: Path) -> None:
+    """The start's and the reference's raw move with the draw (the reference's by 0.2
+    between two cpu prepares), so the prepare measures both and normalization uses them;
+    the agent's copy of the assets does not carry them."""
+    anchors = resolve_anchors(ssl_spec, ssl_cpu)
+    assert anchors.source is AnchorSource.PREPARE
+    assert anchors.starting_raw < anchors.reference_raw <= 1.0
+    recorded = json.loads((ssl_assets / PREPARED_ANCHORS).read_text())
+    assert recorded["l_star"] == pytest.approx(load_l_star(ssl_assets))
+    start = json.loads((ssl_assets / "public" / "answer.json").read_text())
+    assert recorded["start"] == start and recorded["reference_experiments"] == 15
+    assert not list((ssl_assets / "public").rglob("anchors.json"))
 
 
 def test_the_copied_table_optimum_is_over_the_drawn_budget(score_answer: ScoreFn) -> None:

@@ -16,13 +16,6 @@ import random
 from rebench.environments.small_scaling_law.sweep import load_sweep
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
 
-# The start's raw follows the setting drawn at prepare (L* and the start's own steps move
-# with the drawn budget) while the anchors are per profile: measured on two cpu prepares,
-# the unchanged start scored raw 0.0074 (the anchor's prepare) and 0.0855 (normalized
-# 0.116, CI's prepare of 2026-12-02). A reformatted start is the start, so it may land that
-# far above the anchor. Per-prepare anchors would remove this slack (issue 26, open).
-START_TOLERANCE = 0.2
-
 
 def _recipe(ctx: PolicyContext) -> dict[str, object]:
     recipe: dict[str, object] = json.loads((ctx.public_dir / "recipe.json").read_text())

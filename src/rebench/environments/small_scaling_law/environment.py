@@ -49,6 +49,9 @@ CPU = Profile(
     name="cpu",
     description="2 CPU cores: 4-layer GPT, 2048-token BPE, block 64, batch 8, "
     "target 5e11 FLOPs (a target run near the optimum takes 1-2 minutes)",
+    # Since 1.3.0 the prepare measures the start's and the reference's raw on the setting
+    # it drew (PrepareContext.record_anchors) and scores are normalized with those; these
+    # profile anchors only stand in where nothing is prepared.
     # 1.2.0, measured 2026-12-02 on ONE fresh prepare (drawn budget 3.91e11, L* 4.6710 at
     # n_embd 24; the VM at load 4-20), by the scorer's formula, not yet with `rebench
     # calibrate`: the start (n_embd 96, 215 steps) trained to 5.5818 (raw 0.0074); the
@@ -146,7 +149,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="small_scaling_law",
-    version="1.2.0",
+    version="1.3.0",
     title="Scaling Law Experiment",
     direction=Direction.HIGHER,
     raw_score_meaning="1 - [(L(answer) - L*) + |loss_prediction - L(answer)|]: L(answer) is "

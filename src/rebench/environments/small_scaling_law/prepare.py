@@ -10,6 +10,8 @@ protected/ (trusted side only: the experiment service and the scorer)
   meta.json                 tokenizer, vocabulary size and the drawn target budget
   lstar.json                L*: the held-out loss of each width of `lstar_widths` trained
                             at the drawn budget, on the scorer's own windows
+  anchors.json              the starting answer's and the reference's raw scores on the
+                            drawn setting (the normalization's anchors for this prepare)
 
 The target budget is drawn from fresh randomness (log-uniform in the profile's
 [target_low, target_high]) and L* is measured for it here, so what the score compares with
@@ -19,18 +21,22 @@ budget); the copied table optimum is over the drawn budget.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import math
 import secrets
 import shutil
 import time
 from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 
 from rebench.assets import gpt as gpt_module
 from rebench.assets.data import TokenSplits
 from rebench.environments.small_scaling_law.assets import LSTAR, META, corpus_splits
+from rebench.environments.small_scaling_law.scoring import raw_score
 from rebench.environments.small_scaling_law.trainer import (
     Recipe,
     ScalingParams,
@@ -124,4 +130,49 @@ def _build(ctx: PrepareContext, params: ScalingParams, splits: TokenSplits) -> N
     shutil.copyfile(gpt_module.__file__, ctx.public_dir / "model.py")
     start = starting_answer(recipe, params.start_n_embd, params.start_loss_prediction)
     (ctx.public_dir / "answer.json").write_text(json.dumps(start) + "\n")
+    measure_anchors(ctx, recipe, splits.tokens("train"), heldout, points)
     ctx.progress("assets ready", 1.0)
+
+
+def measure_anchors(ctx: PrepareContext, recipe: Recipe, train: np.ndarray,
+                    heldout: np.ndarray, points: list[dict[str, float]]) -> None:
+    """The starting answer's and the reference's raw scores on this drawn setting, as the
+    scorer computes them: the reference plans from experiments on the service's validation
+    windows (reference/fit.py's own `plan`), and each answer is trained on the held-out
+    windows (or read from the L* points when it is one of them). Both move with the drawn
+    budget (the reference's raw by 0.2 between two cpu prepares), so the anchors are this
+    prepare's, not the profile's."""
+    l_star = min(p["loss"] for p in points)
+    measured = {(int(p["n_embd"]), int(p["max_iters"])): p["loss"] for p in points}
+
+    def held_out_loss(answer: dict[str, Any]) -> float:
+        key = (int(answer["n_embd"]), int(answer["max_iters"]))
+        if key not in measured:
+            measured[key] = train_config(recipe, train, heldout, *key).final_loss
+        return measured[key]
+
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    ctx.progress("anchors: training the starting answer", None)
+    start_raw = raw_score(held_out_loss(start), l_star, float(start["loss_prediction"]))
+    val_rows = np.load(ctx.protected_dir / "val_rows.npy")
+    fit = _reference_module()
+    ctx.progress("anchors: the reference's experiments", None)
+    cap = recipe.target_flops * ctx.profile.params_as(ScalingParams).experiment_fraction
+    reference, experiments = fit.plan(
+        public_recipe(recipe, cap),
+        lambda n, t: train_config(recipe, train, val_rows, n, t).final_loss)
+    ctx.progress("anchors: training the reference's answer", None)
+    reference_raw = raw_score(held_out_loss(reference), l_star,
+                              float(reference["loss_prediction"]))
+    ctx.record_anchors(start_raw, reference_raw, start=start, reference=reference,
+                       reference_experiments=len(experiments), l_star=l_star)
+
+
+def _reference_module() -> Any:
+    """reference/fit.py, which is a solution folder's script rather than a package module."""
+    path = Path(__file__).parent / "reference" / "fit.py"
+    spec = importlib.util.spec_from_file_location("small_scaling_law_reference_fit", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
