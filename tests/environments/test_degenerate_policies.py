@@ -22,6 +22,7 @@ from rebench.core.calibration import resolve_anchors
 from rebench.core.discovery import environment_dir, environment_ids, load_spec
 from rebench.core.normalize import Anchors, normalize
 from rebench.core.score import ScoreResult
+from rebench.core.spec import Direction
 from rebench.harness.evaluate import score_folder
 from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
@@ -65,6 +66,10 @@ def test_every_environment_declares_degenerate_policies() -> None:
         elif not any(p.expect is Expect.NO_CHANNEL for p in policies):
             no_probe.append(env_id)
     assert not missing, f"no degenerate.py POLICIES: {missing}"
+    undeclared = [(env_id, p.name, r) for env_id in environment_ids()
+                  for p in getattr(_declarations(env_id), "POLICIES", ())
+                  for r in p.reasons if r not in load_spec(env_id).feedback.all_reasons]
+    assert not undeclared, f"reasons not in the feedback schema: {undeclared}"
     assert not no_probe, f"no channel probe (expect=NO_CHANNEL) declared: {no_probe}"
 
 
@@ -84,33 +89,50 @@ def _score(env_id: str, policy: Degenerate, prepared: dict[str, Path],
     workspace, scratch = tmp_path / "workspace", tmp_path / "scratch"
     scratch.mkdir()
     shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
-    policy.make(PolicyContext(spec=spec, profile=profile,
-                              public_dir=prepared[env_id] / "public", workspace=workspace,
-                              scratch=scratch))
+    ctx = PolicyContext(spec=spec, profile=profile, public_dir=prepared[env_id] / "public",
+                        workspace=workspace, scratch=scratch)
+    policy.make(ctx)
+    if policy.verify is not None:
+        policy.verify(ctx)  # the submission does what the declaration says it does
     snapshot = tmp_path / "snapshot"
     snapshot_solution(spec, workspace, snapshot)
     return official_score(spec, profile, snapshot, default_isolation())
 
 
-_START_HERE: dict[str, float] = {}
+_START_HERE: dict[str, list[float]] = {}
 
 
-def _anchors_here(env_id: str, prepared: dict[str, Path], tmp_path: Path) -> Anchors:
-    """The anchors in force, with a timing environment's start measured on this machine
-    now (once per session): a policy is compared with the start as this machine runs it,
-    not with a start measured on a faster or slower day."""
+def _best(raws: list[float], env_id: str) -> float:
+    """The best of repeated timings: on a shared machine interference only adds time."""
+    return min(raws) if load_spec(env_id).direction is Direction.LOWER else max(raws)
+
+
+def _is_timed(env_id: str) -> bool:
+    return load_spec(env_id).profile("cpu").calibration_sd_limit is not None
+
+
+def _measure_start(env_id: str, tmp_path: Path) -> None:
     spec = load_spec(env_id)
     profile = spec.profile("cpu")
-    anchors = resolve_anchors(spec, profile)
-    if profile.calibration_sd_limit is None:
+    folder = tmp_path / f"start{len(_START_HERE.setdefault(env_id, []))}"
+    workspace = materialize_solution(spec, profile, "starting", folder, default_isolation())
+    start = score_folder(spec, profile, workspace, default_isolation())
+    assert start.valid, start.details
+    _START_HERE[env_id].append(start.raw)
+
+
+def _anchors_here(env_id: str, tmp_path: Path) -> Anchors:
+    """The anchors in force, with a timing environment's start measured on this machine
+    now (once per session, best of the measurements so far): a policy is compared with
+    the start as this machine runs it, not with a start measured on a faster or slower
+    day."""
+    spec = load_spec(env_id)
+    anchors = resolve_anchors(spec, spec.profile("cpu"))
+    if not _is_timed(env_id):
         return anchors
-    if env_id not in _START_HERE:
-        workspace = materialize_solution(spec, profile, "starting", tmp_path / "start",
-                                         default_isolation())
-        start = score_folder(spec, profile, workspace, default_isolation())
-        assert start.valid, start.details
-        _START_HERE[env_id] = start.raw
-    return dataclasses.replace(anchors, starting_raw=_START_HERE[env_id])
+    if not _START_HERE.get(env_id):
+        _measure_start(env_id, tmp_path)
+    return dataclasses.replace(anchors, starting_raw=_best(_START_HERE[env_id], env_id))
 
 
 @pytest.mark.parametrize(("env_id", "policy"), list(_cases()))
@@ -121,12 +143,23 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate,
     shown = result.message
     # Whatever the outcome, the agent sees only a rendering of the declared schema.
     assert spec.feedback.conforms(shown), shown
+    if policy.reasons and not result.valid:
+        assert shown.get("reason") in policy.reasons, (shown, result.details)
     if policy.expect is Expect.INVALID:
         assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
     elif policy.expect is Expect.AT_MOST_START and result.valid:
         tolerance = getattr(_declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
-        anchors = _anchors_here(env_id, prepared, tmp_path)
+        anchors = _anchors_here(env_id, tmp_path)
         score = normalize(result.raw, anchors, spec.direction)
+        if _is_timed(env_id) and not score <= tolerance:
+            # A timing looks better than the start: time both once more, best of each (a
+            # 2-core CI machine runs the same pipeline 16-20 s apart from run to run).
+            (tmp_path / "again").mkdir()
+            again = _score(env_id, policy, prepared, tmp_path / "again")
+            _measure_start(env_id, tmp_path)
+            anchors = _anchors_here(env_id, tmp_path)
+            raws = [result.raw] + ([again.raw] if again.valid else [])
+            score = normalize(_best(raws, env_id), anchors, spec.direction)
         assert math.isfinite(score) and score <= tolerance, (
             f"{policy.name} scored {score:.3f} normalized (raw {result.raw}), above the "
             f"start + {tolerance}")

@@ -55,13 +55,19 @@ class PolicyContext:
 
 
 MakeFn = Callable[[PolicyContext], None]
+VerifyFn = Callable[[PolicyContext], None]
 
 
 @dataclass(frozen=True)
 class Degenerate:
     """One declared policy: `make` writes it into the workspace; `expect` is what official
     scoring must give it. `profiles` names the profiles it is checked on (the generic test
-    runs the cpu ones); `slow` marks one whose making or scoring takes minutes."""
+    runs the cpu ones); `slow` marks one whose making or scoring takes minutes.
+
+    `reasons`: when scored invalid, the reason codes (of the feedback schema) the agent may
+    be shown; empty for any declared one. `verify(ctx)`: run after `make` on the same
+    context, it checks that the submission really does what `why` says (raises
+    AssertionError otherwise), so a policy that passes is not a vacuous one."""
 
     name: str
     why: str
@@ -69,6 +75,8 @@ class Degenerate:
     expect: Expect = Expect.AT_MOST_START
     profiles: tuple[str, ...] = ("cpu",)
     slow: bool = False
+    reasons: tuple[str, ...] = ()
+    verify: VerifyFn | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():

@@ -1,7 +1,7 @@
-"""Degenerate policies (degenerate.py) scored by the scorer itself on this session's
-prepare: none may score above the corrupted start. The generic test
-(tests/environments/test_degenerate_policies.py) scores them officially against the
-spec's anchors; here the comparison is with the start on the same prepare, exactly.
+"""Degenerate policies (degenerate.py): the generic test
+(tests/environments/test_degenerate_policies.py) scores every one officially against the
+spec's anchors; here the one the clamp exists for is compared with the start on the same
+prepare, exactly, by the scorer itself.
 
 Before 2.1.0 the unigram predictor (public token frequencies for every input) scored
 about 0.36 normalized on cpu: its loss (6.26) is far below the start's (7.39)."""
@@ -22,7 +22,7 @@ from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.environments.fix_embedding import degenerate
 from rebench.environments.fix_embedding.scoring import input_free_loss
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.scoring.declarations import Degenerate, PolicyContext
 
 BY_NAME = {p.name: p for p in degenerate.POLICIES}
 
@@ -56,33 +56,9 @@ def test_input_free_loss_is_the_entropy_of_the_targets() -> None:
     assert input_free_loss(data, 5, 3) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("name", [p.name for p in degenerate.POLICIES
-                                  if p.expect is Expect.AT_MOST_START])
-def test_policy_scores_at_most_the_start(name: str,
-                                         scored: Callable[[str], ScoreResult]) -> None:
-    start = scored("corrupted_unchanged")
-    result = scored(name)
-    assert start.valid
-    print(f"{name}: valid {result.valid} raw {result.raw:.4f} (start {start.raw:.4f}) "
-          f"loss {result.details.get('loss')} U {result.details.get('input_free_loss')}")
-    # lower raw is better: a policy may tie the start (clamped to U) or be invalid
-    assert not result.valid or result.raw >= start.raw - 1e-9, (result.raw, start.raw,
-                                                                result.details)
-
-
 def test_the_unigram_policy_is_what_the_clamp_is_for(
         scored: Callable[[str], ScoreResult]) -> None:
     """Its loss is below the start's (it would have won), and it scores the start's raw."""
     start, unigram = scored("corrupted_unchanged"), scored("unigram_predictor")
     assert unigram.details["loss"] < start.details["loss"] - 0.5
     assert unigram.raw == start.raw
-
-
-@pytest.mark.parametrize("name", [p.name for p in degenerate.POLICIES
-                                  if p.expect is not Expect.AT_MOST_START])
-def test_invalid_policies_and_probes_say_a_code_only(
-        name: str, scored: Callable[[str], ScoreResult]) -> None:
-    result = scored(name)
-    assert not result.valid
-    assert set(result.message) == {"error"}, result.message
-    assert "4242" not in str(result.message) and "please" not in str(result.message)

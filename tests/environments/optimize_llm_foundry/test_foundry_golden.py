@@ -71,7 +71,10 @@ def test_starting_normalizes_to_zero(score_solution: Scorer, local_anchors: Anch
                                      cpu_env: CpuEnv) -> None:
     result = score_solution("starting")
     _check(result, cpu_env.profile.params_as(FoundryParams).norm_threshold)
-    assert abs(normalize(result.raw, local_anchors, cpu_env.spec.direction)) <= 0.05
+    # A fresh scoring of the start against the session's: within run-to-run noise, which
+    # on a 2-core CI machine reached 0.12 in ln(seconds) (19.7 s, then 17.4 s), about 0.1
+    # normalized; a start that normalizes further from 0 is not a repeatable measurement.
+    assert abs(normalize(result.raw, local_anchors, cpu_env.spec.direction)) <= 0.15
 
 
 @pytest.mark.slow

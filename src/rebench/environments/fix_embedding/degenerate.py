@@ -114,11 +114,12 @@ POLICIES = (
     Degenerate("constant_embedding", "every embedding row the same vector", _constant),
     Degenerate("random_embedding", "fresh random embedding rows", _random),
     Degenerate("small_model_copied", "the small correct model handed in as the large one",
-               _small_copied, expect=Expect.INVALID),
+               _small_copied, expect=Expect.INVALID, reasons=("wrong_architecture",)),
     Degenerate("unigram_predictor", "the public split's token frequencies for every input "
                "(a copy of a public table that ignores the input)", _unigram),
     Degenerate("names_probe", "tensor names and shapes chosen to be echoed in the message",
-               _names_probe, expect=Expect.NO_CHANNEL),
+               _names_probe, expect=Expect.NO_CHANNEL,
+               reasons=("wrong_architecture",)),
     Degenerate("garbage_probe", "a broken archive whose loading error would quote it",
-               _garbage_probe, expect=Expect.NO_CHANNEL),
+               _garbage_probe, expect=Expect.NO_CHANNEL, reasons=("unreadable",)),
 )
