@@ -130,8 +130,8 @@ def _interrupted(the_run: Run, exc: KeyboardInterrupt) -> NoReturn:
 
     from rebench.cli_common import console
     from rebench.cli_progress import exit_status, signal_name
-    from rebench.harness.driver import events_for
     from rebench.harness.interrupt import end_child_processes, mark_interrupted
+    from rebench.harness.lifecycle import events_for
 
     for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, signal.SIG_IGN)  # a second signal must not cut this short

@@ -17,9 +17,9 @@ import pytest
 
 from rebench.analysis.sources import from_run_dirs
 from rebench.harness.interrupt import child_pids, end_child_processes, mark_interrupted
+from rebench.harness.lifecycle import RunLifecycle
 from rebench.harness.records import RunRecord, RunStatus
 from rebench.harness.run import create_run
-from rebench.harness.session import Session
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
 
@@ -142,10 +142,9 @@ def inspect_sandbox() -> type:
 
 def _owned_env(env_id: str, root: Path, sandbox_cls: type) -> object:
     run = create_run(env_id, "cpu", "inspect:mockllm/model", 120.0, Isolation.LOCAL, root=root)
-    run.record.status = RunStatus.RUNNING
-    run.save()
-    run.score("initial")
-    return sandbox_cls(Session(run), owned=True)
+    run.score("initial")  # done before the lifecycle begins: it starts no other
+    life = RunLifecycle(run, "inspect:mockllm/model")
+    return sandbox_cls(life.begin(), life)
 
 
 def test_cancelled_inspect_sample_is_recorded_interrupted(

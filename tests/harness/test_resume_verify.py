@@ -142,7 +142,7 @@ def test_one_harness_per_run(prepared_env: str, isolation: Isolation, tmp_path: 
     import subprocess
     import sys
 
-    from rebench.harness.driver import harness_lock
+    from rebench.harness.lifecycle import harness_lock
 
     run_id, _ = crashed_run(prepared_env, isolation, tmp_path / "runs")
     run = reopen_for_resume(tmp_path / "runs" / run_id)

@@ -51,7 +51,7 @@ class FakeSession:
 @pytest.fixture
 def env(tmp_path: Path) -> RebenchSandboxEnvironment:
     session: Any = FakeSession(_Run(tmp_path / "ws"))
-    return RebenchSandboxEnvironment(session, owned=False)
+    return RebenchSandboxEnvironment(session)
 
 
 def test_exec_argv_env_cwd(env: RebenchSandboxEnvironment) -> None:

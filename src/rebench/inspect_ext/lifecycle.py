@@ -1,7 +1,8 @@
 """Starting and finishing the rebench run behind one Inspect sample.
 
-The same phases as `harness.driver.execute_run` (running status, score at t=0, the agent's
-session, forced final score), split so that Inspect's sandbox lifecycle can call them.
+The run's phases are harness.lifecycle.RunLifecycle's, as for `rebench run`; here they are
+split so that Inspect's sandbox lifecycle can call them (sample_init begins, the scorer
+finishes, a cancelled eval abandons).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rebench.core.errors import RebenchError
-from rebench.harness.driver import HarnessLock, Heartbeat, begin_run, events_for, finish_run
+from rebench.harness.lifecycle import RunLifecycle, finish_run
 from rebench.harness.records import RunStatus
 from rebench.harness.run import Run, create_run
 from rebench.harness.session import Session
@@ -99,11 +100,11 @@ def inspect_context() -> dict[str, Any]:
     return context
 
 
-def start_session(config: RunConfig) -> Session:
-    """Create the run for one sample and go through the same phases as `rebench run`
-    (harness/driver.py): the harness lock, `begin_run` (start event, running status, the
-    t=0 score in the background once its snapshot exists), the session (which starts the
-    clock), and a clock heartbeat. The lock and the heartbeat end with the session."""
+def start_session(config: RunConfig) -> RunLifecycle:
+    """Create the run for one sample and begin it as `rebench run` does (RunLifecycle: the
+    harness lock, the start event, running status, the t=0 score in the background once
+    its snapshot exists, the session, agent_start), with a clock heartbeat while the
+    session is open. The lifecycle's `session` is the sample's sandbox."""
     context = inspect_context()
     model = context.get("model")
     agent = f"inspect:{model}" if model else "inspect"
@@ -112,21 +113,9 @@ def start_session(config: RunConfig) -> Session:
         resolve_isolation(config.isolation), seed=config.seed,
     )
     run.record.extra["inspect"] = context
-    lock = HarnessLock(run)
-    lock.acquire()
-    try:
-        events = events_for(run)
-        begin_run(run, agent, events)
-        session = Session(run, events)
-    except BaseException:
-        lock.release()
-        raise
-    heartbeat = Heartbeat(run)
-    heartbeat.start()
-    session.on_close(heartbeat.stop)
-    session.on_close(lock.release)
-    events.emit("agent_start", agent=agent, time_left_s=round(run.time_left_s(), 3))
-    return session
+    life = RunLifecycle(run, agent, heartbeat=True)
+    life.begin()
+    return life
 
 
 def summarize(run: Run) -> RunSummary:
@@ -145,30 +134,35 @@ def summarize(run: Run) -> RunSummary:
     )
 
 
-def finish_session(session: Session, owned: bool) -> RunSummary:
+def finish_session(session: Session, life: RunLifecycle | None) -> RunSummary:
     """The forced final score and the run's summary.
 
-    An owned session (the run started by `start_session`) is finished here. An attached one
-    belongs to a rebench driver: it is finished here when the agent ends in time (the
-    driver's own `finish_run` then finds it finished), but not after the driver's hard stop,
-    when the driver forces the final score itself.
+    An owned session (`life`, from `start_session`) ends its turn and is finished here. An
+    attached one (None) belongs to a rebench driver: it is finished here when the agent
+    ends in time (the driver's own finish then finds it finished), but not after the
+    driver's hard stop, when the driver forces the final score itself.
     """
     run = session.run
-    if run.record.status is not RunStatus.FINISHED and (owned or not session.expired):
-        if owned:
-            session.events.emit("agent_end", error="")
+    if life is not None:
+        life.end_turn()
+        life.finish()
+    elif run.record.status is not RunStatus.FINISHED and not session.expired:
         finish_run(run, session.events)
     return summarize(run)
 
 
-def interrupt_session(session: Session) -> None:
-    """Record the session's run as interrupted (the eval was cancelled): no final score, so
-    the report leaves it out instead of counting a cut-short attempt as a full one."""
+def interrupt_session(life: RunLifecycle) -> None:
+    """Record the run as interrupted (the eval was cancelled): no final score, so the
+    report leaves it out instead of counting a cut-short attempt as a full one."""
     from rebench.harness.interrupt import mark_interrupted
 
-    run = session.run
-    with run.finish_lock:
-        if mark_interrupted(run.record, run.working_s(), "interrupted (Inspect eval cancelled)"):
-            run.save()
-            session.events.emit("note", text="run interrupted (Inspect eval cancelled)",
-                                fsync=True)
+    run = life.run
+    try:
+        with run.finish_lock:
+            if mark_interrupted(run.record, run.working_s(),
+                                "interrupted (Inspect eval cancelled)"):
+                run.save()
+                life.events.emit("note", text="run interrupted (Inspect eval cancelled)",
+                                 fsync=True)
+    finally:
+        life.abandon()

@@ -26,6 +26,7 @@ from inspect_ai.util._sandbox import SandboxTimeoutError
 from inspect_ai.util._sandbox.environment import SandboxUserUnsupportedError
 from pydantic import BaseModel
 
+from rebench.harness.lifecycle import RunLifecycle
 from rebench.harness.session import OutOfTimeError, Session
 from rebench.inspect_ext.lifecycle import (
     RunConfig,
@@ -94,11 +95,13 @@ def shell_command(
 class RebenchSandboxEnvironment(SandboxEnvironment):
     """A rebench session seen as an Inspect sandbox (exec, read_file, write_file)."""
 
-    def __init__(self, session: Session, owned: bool) -> None:
+    def __init__(self, session: Session, lifecycle: RunLifecycle | None = None) -> None:
         super().__init__()
         self.session = session
-        # Owned: started here, so finished and closed here. Attached: the driver does both.
-        self.owned = owned
+        # Owned (a lifecycle): started here, so finished and closed here. Attached (None):
+        # the driver does both.
+        self.lifecycle = lifecycle
+        self.owned = lifecycle is not None
         self.summary: RunSummary | None = None
         self._finish_lock = threading.Lock()  # the scorer and the cleanup may both finish
 
@@ -116,9 +119,10 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
         if not isinstance(config, RunConfig):
             raise ValueError("the rebench sandbox needs a RunConfig")
         if config.attach:
-            return {"default": cls(_attached(config.attach), owned=False)}
-        session = await anyio.to_thread.run_sync(start_session, config)
-        return {"default": cls(session, owned=True)}
+            return {"default": cls(_attached(config.attach))}
+        life = await anyio.to_thread.run_sync(start_session, config)
+        assert life.session is not None
+        return {"default": cls(life.session, life)}
 
     @classmethod
     async def sample_cleanup(
@@ -130,13 +134,13 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
     ) -> None:
         for environment in environments.values():
             env = environment.as_type(RebenchSandboxEnvironment)
-            if not env.owned:
+            if env.lifecycle is None:
                 continue
             try:
                 if interrupted:
                     # Ctrl-C (the eval was cancelled): no final score, and the run is
                     # recorded as interrupted, not as a finished attempt.
-                    await anyio.to_thread.run_sync(interrupt_session, env.session)
+                    await anyio.to_thread.run_sync(interrupt_session, env.lifecycle)
                 else:
                     # A sample that errored was never scored: the run still gets its final
                     # score, and is recorded as crashed.
@@ -156,7 +160,7 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
         """Force the run's final score (once) and summarise it."""
         with self._finish_lock:
             if self.summary is None:
-                self.summary = finish_session(self.session, self.owned)
+                self.summary = finish_session(self.session, self.lifecycle)
         return self.summary
 
     async def exec(

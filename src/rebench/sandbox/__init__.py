@@ -13,7 +13,7 @@ def make_sandbox(isolation: Isolation, config: SandboxConfig,
         return LocalSandbox(config)
     from rebench.sandbox.bwrap import BwrapSandbox
 
-    group = share_with.group() if isinstance(share_with, BwrapSandbox) else None
+    group = share_with.process_group() if share_with is not None else None
     sandbox: Sandbox = BwrapSandbox(config, group=group)
     return sandbox
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from rebench.sandbox.limits import Limits
+from rebench.sandbox.limits import Limits, ProcessGroup
 
 
 class Isolation(enum.Enum):
@@ -86,4 +86,15 @@ class Sandbox(Protocol):
 
     def thaw(self) -> None:
         """Let the processes stopped by `freeze` run again."""
+        ...
+
+    def process_group(self) -> ProcessGroup | None:
+        """The group (cgroup with the profile's limits) every process of this sandbox
+        joins, for another sandbox of the same run to join too; None where the sandbox
+        keeps none (local isolation)."""
+        ...
+
+    def oom_killed(self) -> bool:
+        """Whether the kernel's out-of-memory killer ended a process of this sandbox (False
+        where that cannot be known)."""
         ...

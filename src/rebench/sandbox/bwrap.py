@@ -286,6 +286,12 @@ class BwrapSandbox:
                 self._group = ProcessGroup.create(self.config.limits or _NO_LIMITS)
             return self._group
 
+    def process_group(self) -> ProcessGroup | None:
+        return self.group()
+
+    def oom_killed(self) -> bool:
+        return self.group().oom_killed()
+
     def create(self) -> None:
         """Make the workdir and start the sandbox; SandboxUnavailableError if bwrap cannot
         run here."""

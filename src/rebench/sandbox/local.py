@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from rebench.sandbox.base import ExecResult, Isolation, SandboxConfig
+from rebench.sandbox.limits import ProcessGroup
 from rebench.sandbox.process import MAX_OUTPUT_BYTES, kill_group, run_process_group
 from rebench.sandbox.safefs import UnsafePathError, read_beneath, write_beneath
 from rebench.services.client import SERVICES_ENV
@@ -92,6 +93,14 @@ class LocalSandbox:
 
     def thaw(self) -> None:
         """Nothing (see `freeze`)."""
+
+    def process_group(self) -> ProcessGroup | None:
+        """None: local processes join no group of the run."""
+        return None
+
+    def oom_killed(self) -> bool:
+        """False: without a group, an out-of-memory kill cannot be told from a crash."""
+        return False
 
     def read_file(self, path: str) -> bytes:
         """Read a workdir file; absolute paths, `..` and links anywhere on the way are

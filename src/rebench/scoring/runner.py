@@ -34,7 +34,6 @@ from typing import IO
 
 from rebench.core.hardware import load_stretch
 from rebench.sandbox import Isolation
-from rebench.sandbox.bwrap import BwrapSandbox
 from rebench.scoring.context import ScoringContext
 
 _TAIL_BYTES = 8000
@@ -137,7 +136,7 @@ def run_child(ctx: ScoringContext, argv: Sequence[str], *, timeout_s: float,
             failure = _watch(proc, stdin, log, timeout_s, max_output_bytes)
         proc.wait()
         seconds = time.monotonic() - start
-        oom = isinstance(sandbox, BwrapSandbox) and sandbox.group().oom_killed()
+        oom = sandbox.oom_killed()
     finally:
         sandbox.destroy()  # the child's whole tree, detached processes included
         proc.wait()
