@@ -24,19 +24,19 @@ ISOLATION_HELP = (
 
 
 def resolve_isolation(choice: str) -> Any:
-    """The Isolation for a CLI choice; `auto` refuses to fall back silently."""
+    """The Isolation for a CLI choice (sandbox.resolve_isolation); `auto` refuses to fall
+    back silently."""
     from rebench.sandbox import Isolation
+    from rebench.sandbox import resolve_isolation as resolve
 
-    if choice == "local":
+    isolation = resolve(choice)
+    if isolation is Isolation.LOCAL:
         console.print(
             "[bold red]WARNING: --isolation local runs untrusted code without a sandbox. "
             "Use it only for code you trust.[/]"
         )
-        return Isolation.LOCAL
-    from rebench.sandbox.bwrap import bwrap_available
-
-    if bwrap_available():
-        return Isolation.BWRAP
+    if isolation is not None:
+        return isolation
     raise RebenchError(
         "bubblewrap (bwrap) is not available, so untrusted code cannot be sandboxed. Install "
         "it (Debian/Ubuntu: apt-get install bubblewrap) or pass --isolation local to run "

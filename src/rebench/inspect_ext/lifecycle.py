@@ -21,10 +21,9 @@ from rebench.harness.records import RunStatus
 from rebench.harness.run import Run, create_run
 from rebench.harness.session import Session
 from rebench.sandbox import Isolation
+from rebench.sandbox import resolve_isolation as resolve
 
 logger = logging.getLogger(__name__)
-
-ISOLATION_CHOICES = ("auto", "bwrap", "local")
 
 
 class RunConfig(BaseModel, frozen=True):
@@ -64,20 +63,20 @@ class RunSummary:
 
 
 def resolve_isolation(choice: str) -> Isolation:
-    """`auto`/`bwrap`: bubblewrap, refusing to fall back silently; `local`: no sandbox."""
-    if choice not in ISOLATION_CHOICES:
-        raise RebenchError(f"isolation must be one of {', '.join(ISOLATION_CHOICES)}")
-    if choice == "local":
+    """`auto`/`bwrap`: bubblewrap, refusing to fall back silently; `local`: no sandbox
+    (sandbox.resolve_isolation)."""
+    try:
+        isolation = resolve(choice)
+    except ValueError as exc:
+        raise RebenchError(str(exc)) from None
+    if isolation is Isolation.LOCAL:
         logger.warning("isolation=local runs the model's commands without a sandbox")
-        return Isolation.LOCAL
-    from rebench.sandbox.bwrap import bwrap_available
-
-    if not bwrap_available():
+    if isolation is None:
         raise RebenchError(
             "bubblewrap (bwrap) is not available, so the model's commands cannot be "
             "sandboxed: install it, or pass -T isolation=local to run without isolation"
         )
-    return Isolation.BWRAP
+    return isolation
 
 
 def inspect_context() -> dict[str, Any]:

@@ -23,10 +23,11 @@ from rebench.core.instructions import render_instructions
 from rebench.harness.session import Session
 from rebench.harness.workspace import require_prepared
 from rebench.inspect_ext.deadline import deadline_watch
-from rebench.inspect_ext.lifecycle import ISOLATION_CHOICES, RunConfig
+from rebench.inspect_ext.lifecycle import RunConfig
 from rebench.inspect_ext.offline import seed_tiktoken_cache
 from rebench.inspect_ext.sandbox import SANDBOX_NAME, RebenchSandboxEnvironment
 from rebench.inspect_ext.tools import rebench_tools
+from rebench.sandbox import ISOLATION_CHOICES
 
 TOOLS_NOTE = """
 

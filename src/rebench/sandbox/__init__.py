@@ -18,6 +18,23 @@ def make_sandbox(isolation: Isolation, config: SandboxConfig,
     return sandbox
 
 
+ISOLATION_CHOICES = ("auto", "bwrap", "local")
+
+
+def resolve_isolation(choice: str) -> Isolation | None:
+    """The one rule for a user's isolation choice (`auto`, `bwrap` or `local`): `local` as
+    asked, otherwise bubblewrap where it works here, otherwise None. Never a silent fall
+    back to no sandbox: each front end turns None into its own error (the CLI's, Inspect's,
+    a Ray node's) and prints its own warning for `local`."""
+    if choice not in ISOLATION_CHOICES:
+        raise ValueError(f"isolation must be one of {', '.join(ISOLATION_CHOICES)}")
+    if choice == "local":
+        return Isolation.LOCAL
+    from rebench.sandbox.bwrap import bwrap_available
+
+    return Isolation.BWRAP if bwrap_available() else None
+
+
 def default_isolation() -> Isolation:
     """bwrap where it works on this machine, else local (callers must then warn or refuse)."""
     from rebench.sandbox.bwrap import bwrap_available
@@ -26,6 +43,7 @@ def default_isolation() -> Isolation:
 
 
 __all__ = [
+    "ISOLATION_CHOICES",
     "ExecResult",
     "Isolation",
     "LocalSandbox",
@@ -33,4 +51,5 @@ __all__ = [
     "SandboxConfig",
     "default_isolation",
     "make_sandbox",
+    "resolve_isolation",
 ]

@@ -161,13 +161,11 @@ def _log_tail(staging: Path, limit: int = 2000) -> str:
 def resolve_node_isolation(choice: str) -> Any:
     """The Isolation this node runs untrusted code under; ScaleError instead of a silent
     fall back to no sandbox."""
-    from rebench.sandbox import Isolation
-    from rebench.sandbox.bwrap import bwrap_available
+    from rebench.sandbox import resolve_isolation
 
-    if choice == "local":
-        return Isolation.LOCAL
-    if bwrap_available():
-        return Isolation.BWRAP
+    isolation = resolve_isolation(choice)
+    if isolation is not None:
+        return isolation
     raise ScaleError(f"node {socket.gethostname()}: bubblewrap is not available, so "
                      "untrusted code cannot be sandboxed here (rebench setup-sandbox)")
 
