@@ -356,6 +356,9 @@ def show(run_ref: str, as_json: bool) -> None:
                 "isolation", "created_at", "finished_at", "working_s_used", "note"):
         table.add_row(key, str(getattr(record, key)))
     table.add_row("status", record.status.value)
+    table.add_row("outcome", record.outcome.value if record.outcome else "-")
+    table.add_row("valid submissions",
+                  "-" if record.valid_rate is None else f"{record.valid_rate:.0%}")
     if operator_mark is not None:
         table.add_row("mark", f"{operator_mark.mark.value} {operator_mark.reason}".strip())
     table.add_row("anchors", json.dumps(record.anchors))

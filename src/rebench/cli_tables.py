@@ -28,6 +28,7 @@ class RunRow:
     agent: str
     budget: str
     status: str
+    outcome: str
     score: str
 
     @classmethod
@@ -40,11 +41,13 @@ class RunRow:
             status += f" ({mark.mark.value})"
         return cls(record.run_id, record.env_id, record.profile, record.agent,
                    format_duration(record.budget_s), status,
+                   record.outcome.value if record.outcome else "-",
                    fmt_number(record.final_normalized))
 
 
 _RUN_COLUMNS = {"run id": "run_id", "env": "env_id", "profile": "profile", "agent": "agent",
-                "budget": "budget", "status": "status", "score": "score"}
+                "budget": "budget", "status": "status", "outcome": "outcome",
+                "score": "score"}
 
 
 def print_runs(console: Console, rows: list[RunRow]) -> None:
@@ -69,7 +72,7 @@ def print_runs(console: Console, rows: list[RunRow]) -> None:
     for row in rows:
         console.print(row.run_id, style="bold", soft_wrap=True, highlight=False)
         console.print(f"  {row.env_id} {row.profile} {row.agent} {row.budget} {row.status} "
-                      f"score {row.score}", highlight=False)
+                      f"{row.outcome} score {row.score}", highlight=False)
 
 
 def unbounded(renderable: Table) -> str:

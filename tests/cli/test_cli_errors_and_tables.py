@@ -112,7 +112,8 @@ def test_yaml_syntax_error_is_shown_as_written(tmp_path: Path) -> None:
 def _rows() -> list[RunRow]:
     statuses = ("finished", "interrupted (practice)", "running")
     return [RunRow(f"{LONG_ID[:-1]}{i}", "rust_codecontests_inference", "cpu",
-                   "replay:actions.jsonl", "8h", statuses[i % 3], "0.127") for i in range(4)]
+                   "replay:actions.jsonl", "8h", statuses[i % 3], "agent-invalid", "0.127")
+            for i in range(4)]
 
 
 @pytest.mark.parametrize("width", [60, 80, 120, 200])
@@ -127,6 +128,7 @@ def test_runs_table_fits_the_terminal_and_keeps_ids_whole(width: int) -> None:
         assert row.status in text
     # every field at every width (two lines per run where the table does not fit)
     assert text.count("replay:actions.jsonl") == len(_rows())
+    assert text.count("agent-invalid") == len(_rows())
     assert text.count("8h") == len(_rows())
 
 
@@ -135,7 +137,7 @@ def test_piped_runs_table_has_every_column_on_one_line_per_run() -> None:
     print_runs(console, _rows())
     lines = [x for x in console.export_text().splitlines() if x.strip()]
     assert lines[0].split() == ["run", "id", "env", "profile", "agent", "budget", "status",
-                                "score"]
+                                "outcome", "score"]
     for row in _rows():
         (line,) = [x for x in lines if row.run_id in x]
         assert "rust_codecontests_inference" in line and "replay:actions.jsonl" in line

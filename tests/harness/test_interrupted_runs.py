@@ -18,7 +18,7 @@ import pytest
 from rebench.analysis.sources import from_run_dirs
 from rebench.harness.interrupt import child_pids, end_child_processes, mark_interrupted
 from rebench.harness.lifecycle import RunLifecycle
-from rebench.harness.records import RunRecord, RunStatus
+from rebench.harness.records import Outcome, RunRecord, RunStatus
 from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
@@ -154,7 +154,7 @@ def test_cancelled_inspect_sample_is_recorded_interrupted(
     asyncio.run(inspect_sandbox.sample_cleanup("rebench", None, {"default": env}, True))
     run_dir = env.session.run.run_dir  # type: ignore[attr-defined]
     record = RunRecord.load(run_dir / "run.json")
-    assert record.status is RunStatus.INTERRUPTED
+    assert record.status is RunStatus.INTERRUPTED and record.outcome is Outcome.ABORTED
     log = (run_dir / "protected" / "score_log.jsonl").read_text().splitlines()
     assert [json.loads(line)["kind"] for line in log] == ["initial"]  # no final score
     assert from_run_dirs(tmp_path).runs == ()
@@ -168,5 +168,6 @@ def test_errored_inspect_sample_is_finished_but_crashed(
     run_dir = env.session.run.run_dir  # type: ignore[attr-defined]
     record = RunRecord.load(run_dir / "run.json")
     assert record.status is RunStatus.FINISHED and record.crashed
+    assert record.outcome is Outcome.INFRASTRUCTURE
     table = from_run_dirs(tmp_path)
     assert table.runs == () and any("crashed" in p for p in table.problems)

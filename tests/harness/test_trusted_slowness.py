@@ -22,7 +22,7 @@ from rebench.core.hardware import load_stretch
 from rebench.core.score import ScoreResult
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
-from rebench.harness.records import RunStatus
+from rebench.harness.records import Outcome, RunStatus
 from rebench.harness.resume import verify_run
 from rebench.harness.run import create_run
 from rebench.harness.scorer_process import (
@@ -159,4 +159,5 @@ def test_a_final_score_that_keeps_failing_is_not_the_agents_nan(
     with pytest.raises(ScoringHarnessError):
         execute_run(run, agent)
     assert run.record.status is RunStatus.FAILED
+    assert run.record.outcome is Outcome.INFRASTRUCTURE  # the harness's, not the agent's
     assert [e.kind for e in run.entries()] == ["initial"]  # nothing logged as the agent's

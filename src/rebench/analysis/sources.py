@@ -31,7 +31,14 @@ from rebench.analysis.table import installed_rule as default_rule
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
 from rebench.core.spec import Aggregation
-from rebench.harness.records import RunMark, RunRecord, RunStatus, ScoreEntry, load_mark
+from rebench.harness.records import (
+    Outcome,
+    RunMark,
+    RunRecord,
+    RunStatus,
+    ScoreEntry,
+    load_mark,
+)
 from rebench.harness.score_log import read_log
 
 CSV_REQUIRED = ("env", "agent", "run_id", "time_limit_s", "working_s", "normalized")
@@ -51,6 +58,7 @@ class LeftOut(enum.Enum):
     EARLY = "early"  # a human run ended before EARLY_FRACTION of its budget
     PRACTICE = "practice"  # marked by the operator (`rebench mark RUN practice`)
     ABORTED = "aborted"  # marked by the operator (`rebench mark RUN aborted`)
+    INFRASTRUCTURE = "infrastructure"  # the harness failed it (records.Outcome)
 
 
 # A human participant who ends a run before this share of its working budget has withdrawn,
@@ -82,6 +90,9 @@ def left_out_kind(record: RunRecord, run_dir: Path) -> tuple[LeftOut, str] | Non
         return LeftOut.INTERRUPTED, "interrupted before its final score"
     if record.crashed:
         return LeftOut.CRASHED, f"crashed ({record.note or 'agent error'})"
+    if record.outcome is Outcome.INFRASTRUCTURE:
+        return LeftOut.INFRASTRUCTURE, ("an infrastructure failure (the harness could not "
+                                        "score it), not the agent's")
     used = record.working_s_used
     if is_human(record.agent) and used < EARLY_FRACTION * record.budget_s:
         return LeftOut.EARLY, (f"ended after {format_duration(used)} of its "

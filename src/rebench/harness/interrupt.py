@@ -13,7 +13,7 @@ import os
 import signal
 from pathlib import Path
 
-from rebench.harness.records import RunRecord, RunStatus
+from rebench.harness.records import Outcome, RunRecord, RunStatus
 
 PROC = Path("/proc")
 
@@ -24,6 +24,7 @@ def mark_interrupted(record: RunRecord, working_s: float, reason: str) -> bool:
     if record.status is RunStatus.FINISHED:
         return False
     record.status = RunStatus.INTERRUPTED
+    record.outcome = Outcome.ABORTED
     record.working_s_used = round(max(record.working_s_used, working_s), 3)
     record.note = reason
     return True

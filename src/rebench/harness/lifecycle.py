@@ -26,7 +26,7 @@ from typing import IO
 from rebench.core.errors import RunError, ScoringHarnessError
 from rebench.harness.clock import save_clock
 from rebench.harness.events import EventLog
-from rebench.harness.records import RunStatus, ScoreEntry
+from rebench.harness.records import Outcome, RunStatus, ScoreEntry, classify, valid_rate
 from rebench.harness.run import Run, now_iso
 from rebench.harness.session import Session
 
@@ -131,6 +131,7 @@ class RunLifecycle:
                              budget_s=run.record.budget_s,
                              time_left_s=round(run.time_left_s(), 3), fsync=True)
             run.record.status = RunStatus.RUNNING
+            run.record.outcome = None  # a resumed run's earlier outcome no longer holds
             run.save()
             self._initial = None if run.entries() else start_initial_score(run, self.events)
             session = Session(run, self.events)
@@ -229,6 +230,7 @@ def finish_run(run: Run, events: EventLog | None = None) -> float:
             entry = _final_score(run, events)
         except ScoringHarnessError as exc:
             run.record.status = RunStatus.FAILED
+            run.record.outcome = Outcome.INFRASTRUCTURE
             run.record.note = ("harness error in the final score (the agent is not charged; "
                                f"fix it and `rebench resume {run.record.run_id}`): "
                                + str(exc).splitlines()[0][:300])
@@ -239,8 +241,13 @@ def finish_run(run: Run, events: EventLog | None = None) -> float:
         run.record.status = RunStatus.FINISHED
         run.record.finished_at = now_iso()
         run.record.final_normalized = run.aggregate_normalized()
+        entries = run.entries()
+        run.record.valid_rate = valid_rate(entries)
+        run.record.outcome = classify(run.record, entries)
         run.save()
-        events.emit("run_end", final_normalized=run.record.final_normalized, fsync=True)
+        events.emit("run_end", final_normalized=run.record.final_normalized,
+                    outcome=run.record.outcome.value, valid_rate=run.record.valid_rate,
+                    fsync=True)
         return run.record.final_normalized
 
 

@@ -21,6 +21,18 @@ class RunStatus(enum.Enum):
     INTERRUPTED = "interrupted"
 
 
+class Outcome(enum.Enum):
+    """Why a run ended as it did, the agent's doing or the harness's (set when the run
+    stops: `classify`)."""
+
+    OK = "ok"  # it has a valid score of the agent's own (agent or final)
+    AGENT_INVALID = "agent-invalid"  # none of the agent's scored submissions was valid
+    INFRASTRUCTURE = "infrastructure"  # the harness failed it: the final or t=0 score
+    # could not be computed (a scorer crash, a trusted timeout), or an Inspect sample
+    # errored before its scorer (a model endpoint failing, typically)
+    ABORTED = "aborted"  # stopped by an operator (Ctrl-C, a cancelled eval)
+
+
 class RunMark(enum.Enum):
     """An operator's verdict on a run (`rebench mark RUN ...`): practice and aborted runs are
     left out of the report by default; ok clears an earlier mark."""
@@ -92,11 +104,16 @@ class RunRecord:
     # Count and last keyed hash of the score log: `verify` detects a truncated log.
     score_count: int = 0
     score_head: str = ""
+    # Set when the run stops (issue 32): its outcome, and the share of the agent's scored
+    # submissions (its requested scores and the final one) that were valid.
+    outcome: Outcome | None = None
+    valid_rate: float | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["outcome"] = self.outcome.value if self.outcome else None
         return data
 
     @property
@@ -109,6 +126,7 @@ class RunRecord:
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
         data = dict(data)
         data["status"] = RunStatus(data.get("status", "created"))
+        data["outcome"] = Outcome(data["outcome"]) if data.get("outcome") else None
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 
@@ -150,3 +168,31 @@ class ScoreEntry:
             math.nan if data.get("normalized") is None else float(data["normalized"])
         )
         return cls(**data)
+
+
+def submission_valid(entry: ScoreEntry) -> bool:
+    """Whether one of the agent's scored submissions was valid: its score, or, where the
+    environment hides scores from the agent (a requested score only checks validity), the
+    check's verdict."""
+    if entry.details.get("check_only"):
+        return bool(entry.message.get("valid", entry.message.get("is_valid", False)))
+    return entry.valid
+
+
+def valid_rate(entries: list[ScoreEntry]) -> float | None:
+    """Valid / all of the agent's scored submissions (its requested scores and the final
+    one; not the harness's t=0 score of the start); None when it has none."""
+    own = [e for e in entries if e.kind != "initial"]
+    return sum(submission_valid(e) for e in own) / len(own) if own else None
+
+
+def classify(record: RunRecord, entries: list[ScoreEntry]) -> Outcome:
+    """The run's outcome from its status and score log (see Outcome)."""
+    if record.status is RunStatus.INTERRUPTED:
+        return Outcome.ABORTED
+    if (record.status is RunStatus.FAILED or record.extra.get("crashed")
+            or not any(e.kind == "initial" for e in entries)):
+        return Outcome.INFRASTRUCTURE
+    if any(e.valid for e in entries if e.kind != "initial"):
+        return Outcome.OK
+    return Outcome.AGENT_INVALID
