@@ -6,7 +6,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 from rich.table import Table
@@ -330,6 +330,24 @@ def mark(run_ref: str, mark: str, reason: str) -> None:
     out.print(f"run {run_dir.name} marked {mark}: {verdict}", highlight=False)
 
 
+def cost_lines(cost: dict[str, Any] | None) -> list[tuple[str, str]]:
+    """`rebench show`'s lines for a run's cost (harness/costs.py): tokens per model, then
+    dollars or the models the price table lacks."""
+    if not cost:
+        return []
+    lines = []
+    for model, counts in cost.get("tokens", {}).items():
+        cached = counts.get("input_tokens_cache_read", 0)
+        lines.append((f"tokens {model}", f"input {counts.get('input_tokens', 0):,}, output "
+                      f"{counts.get('output_tokens', 0):,}, cache read {cached:,}"))
+    if cost.get("dollars") is not None:
+        lines.append(("cost", f"${cost['dollars']:.4f} (prices: {cost.get('prices_from')})"))
+    else:
+        lines.append(("cost", "unknown: no price for " + ", ".join(cost.get("unpriced", []))
+                      + " (add it to the price table: docs/inspect.md)"))
+    return lines
+
+
 @click.command()
 @click.argument("run_ref")
 @click.option("--json", "as_json", is_flag=True, help="run record and score log as JSON")
@@ -363,6 +381,8 @@ def show(run_ref: str, as_json: bool) -> None:
         table.add_row("mark", f"{operator_mark.mark.value} {operator_mark.reason}".strip())
     table.add_row("anchors", json.dumps(record.anchors))
     table.add_row("score", fmt_number(record.final_normalized))
+    for key, value in cost_lines(record.cost):
+        table.add_row(key, value)
     out.print(table)
     print_log(the_run.run_dir)
     show_section(the_run.run_dir, out)

@@ -85,7 +85,11 @@ def tool_outputs(log: EvalLog) -> list[str]:
     return [m.text for m in log.samples[0].messages if isinstance(m, ChatMessageTool)]
 
 
-def test_reference_through_bash_scores_about_one(calibrated: None) -> None:
+def test_reference_through_bash_scores_about_one(calibrated: None, tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    prices = tmp_path / "prices.json"  # the user's table (none is shipped): $ per 1M tokens
+    prices.write_text(json.dumps({"models": {MOCK: {"input": 3.0, "output": 15.0}}}))
+    monkeypatch.setenv("REBENCH_PRICES", str(prices))
     spec = load_spec(ENV_ID)
     recipe = spec.solutions["reference"]
     calls: list[tuple[str, dict[str, Any]]] = [
@@ -120,6 +124,14 @@ def test_reference_through_bash_scores_about_one(calibrated: None) -> None:
     assert record.agent == f"inspect:{MOCK}"
     assert record.final_normalized == pytest.approx(float(score.value))  # type: ignore[arg-type]
     assert record.extra["inspect"]["eval_id"] == log.eval.eval_id
+    # What the model calls cost: Inspect's usage of the sample, priced by the table.
+    assert record.cost is not None, "no cost recorded"
+    tokens = record.cost["tokens"][MOCK]
+    assert tokens["input_tokens"] > 0 and tokens["output_tokens"] > 0
+    assert record.cost["dollars"] == pytest.approx(
+        (3.0 * tokens["input_tokens"] + 15.0 * tokens["output_tokens"]
+         + 3.0 * (tokens["input_tokens_cache_read"] + tokens["input_tokens_cache_write"]))
+        / 1e6)
     # `rebench report` reads the same table.
     from rebench.analysis.sources import from_index
 

@@ -37,6 +37,15 @@ def calibration_file() -> Path:
     return cache_root() / "calibration.json"
 
 
+def prices_file() -> Path:
+    """Per-model token prices the user keeps (harness/costs.py): $REBENCH_PRICES or
+    <cache>/prices.json. The project ships no prices."""
+    override = os.environ.get("REBENCH_PRICES")
+    if override:
+        return Path(override).expanduser().resolve()
+    return cache_root() / "prices.json"
+
+
 def runs_root() -> Path:
     """Run directories and the run index: $REBENCH_RUNS or ./runs."""
     return Path(os.environ.get("REBENCH_RUNS", "runs")).expanduser().resolve()

@@ -37,6 +37,8 @@ EVENT_TYPES = frozenset({
     "harness_error", "service_call", "service_event",
     # the harness's t=0 score done (it runs beside the agent, on the harness's time)
     "initial_score",
+    # what the run's model calls cost (tokens per model, dollars from the user's prices)
+    "cost",
 })
 
 

@@ -108,6 +108,8 @@ class RunRecord:
     # submissions (its requested scores and the final one) that were valid.
     outcome: Outcome | None = None
     valid_rate: float | None = None
+    # What its model calls cost (harness/costs.py RunCost.to_json), where known.
+    cost: dict[str, Any] | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rebench.core.errors import RebenchError
+from rebench.harness.costs import record_cost
 from rebench.harness.lifecycle import RunLifecycle, finish_run
 from rebench.harness.records import RunStatus
 from rebench.harness.run import Run, create_run
@@ -133,8 +135,10 @@ def summarize(run: Run) -> RunSummary:
     )
 
 
-def finish_session(session: Session, life: RunLifecycle | None) -> RunSummary:
-    """The forced final score and the run's summary.
+def finish_session(session: Session, life: RunLifecycle | None,
+                   usage: Mapping[str, Any] | None = None) -> RunSummary:
+    """The forced final score and the run's summary; `usage` (the sample's model usage,
+    per model) is recorded as the run's cost first.
 
     An owned session (`life`, from `start_session`) ends its turn and is finished here. An
     attached one (None) belongs to a rebench driver: it is finished here when the agent
@@ -142,6 +146,8 @@ def finish_session(session: Session, life: RunLifecycle | None) -> RunSummary:
     driver's hard stop, when the driver forces the final score itself.
     """
     run = session.run
+    if usage:
+        record_cost(run, session.events, usage)
     if life is not None:
         life.end_turn()
         life.finish()

@@ -13,6 +13,7 @@ import base64
 import secrets
 import shlex
 import threading
+from collections.abc import Mapping
 from typing import Any, Literal, overload
 
 import anyio
@@ -156,11 +157,12 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
                     "the Inspect sample ended without being scored (an error)")
         self.finish()
 
-    def finish(self) -> RunSummary:
-        """Force the run's final score (once) and summarise it."""
+    def finish(self, usage: Mapping[str, Any] | None = None) -> RunSummary:
+        """Force the run's final score (once) and summarise it; `usage`: the sample's
+        model usage, recorded as the run's cost."""
         with self._finish_lock:
             if self.summary is None:
-                self.summary = finish_session(self.session, self.lifecycle)
+                self.summary = finish_session(self.session, self.lifecycle, usage)
         return self.summary
 
     async def exec(

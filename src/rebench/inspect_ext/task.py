@@ -9,6 +9,8 @@ the raw scores and the score log in its metadata.
 
 from __future__ import annotations
 
+from typing import Any
+
 import anyio
 from inspect_ai import Task
 from inspect_ai.agent import Agent, AgentSubmit, react
@@ -53,7 +55,7 @@ def normalized_score() -> Scorer:
 
     async def score(state: TaskState, target: Target) -> Score:
         env = sandbox().as_type(RebenchSandboxEnvironment)
-        summary = await anyio.to_thread.run_sync(env.finish)
+        summary = await anyio.to_thread.run_sync(env.finish, sample_usage())
         best = summary.normalized
         return Score(
             value=best,
@@ -65,6 +67,17 @@ def normalized_score() -> Scorer:
         )
 
     return score
+
+
+def sample_usage() -> dict[str, Any]:
+    """This sample's model usage per model (Inspect's record, not public API: empty where
+    it is absent)."""
+    try:
+        from inspect_ai.model._model import sample_model_usage
+
+        return dict(sample_model_usage())
+    except (ImportError, LookupError):
+        return {}
 
 
 def default_agent(command_timeout_s: int | None) -> Agent:
