@@ -340,7 +340,9 @@ def cost_lines(cost: dict[str, Any] | None) -> list[tuple[str, str]]:
         cached = counts.get("input_tokens_cache_read", 0)
         lines.append((f"tokens {model}", f"input {counts.get('input_tokens', 0):,}, output "
                       f"{counts.get('output_tokens', 0):,}, cache read {cached:,}"))
-    if cost.get("dollars") is not None:
+    if cost.get("error"):
+        lines.append(("cost", f"unknown: {cost['error']}"))
+    elif cost.get("dollars") is not None:
         lines.append(("cost", f"${cost['dollars']:.4f} (prices: {cost.get('prices_from')})"))
     else:
         lines.append(("cost", "unknown: no price for " + ", ".join(cost.get("unpriced", []))

@@ -44,10 +44,12 @@ class RunCost:
     dollars: float | None
     unpriced: tuple[str, ...]
     prices_from: str
+    error: str = ""  # why the price table could not be used
 
     def to_json(self) -> dict[str, Any]:
         return {"tokens": self.tokens, "dollars": self.dollars,
-                "unpriced": list(self.unpriced), "prices_from": self.prices_from}
+                "unpriced": list(self.unpriced), "prices_from": self.prices_from,
+                "error": self.error}
 
 
 def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
@@ -97,7 +99,7 @@ def record_cost(run: Run, events: EventLog, usage: Mapping[str, Any]) -> RunCost
     try:
         cost = run_cost(usage)
     except PriceTableError as exc:
-        cost = RunCost(token_counts(usage), None, tuple(str(m) for m in usage), str(exc))
+        cost = RunCost(token_counts(usage), None, tuple(str(m) for m in usage), "", str(exc))
     run.record.cost = cost.to_json()
     run.save()
     events.emit("cost", **cost.to_json())
