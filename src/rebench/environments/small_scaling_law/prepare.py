@@ -27,7 +27,7 @@ import math
 import secrets
 import shutil
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -130,12 +130,13 @@ def _build(ctx: PrepareContext, params: ScalingParams, splits: TokenSplits) -> N
     shutil.copyfile(gpt_module.__file__, ctx.public_dir / "model.py")
     start = starting_answer(recipe, params.start_n_embd, params.start_loss_prediction)
     (ctx.public_dir / "answer.json").write_text(json.dumps(start) + "\n")
-    measure_anchors(ctx, recipe, splits.tokens("train"), heldout, points)
+    measure_anchors(ctx, recipe, splits.tokens("train"), heldout, points, start)
     ctx.progress("assets ready", 1.0)
 
 
 def measure_anchors(ctx: PrepareContext, recipe: Recipe, train: np.ndarray,
-                    heldout: np.ndarray, points: list[dict[str, float]]) -> None:
+                    heldout: np.ndarray, points: list[dict[str, float]],
+                    start: Mapping[str, Any]) -> None:
     """The starting answer's and the reference's raw scores on this drawn setting, as the
     scorer computes them: the reference plans from experiments on the service's validation
     windows (reference/fit.py's own `plan`), and each answer is trained on the held-out
@@ -145,13 +146,12 @@ def measure_anchors(ctx: PrepareContext, recipe: Recipe, train: np.ndarray,
     l_star = min(p["loss"] for p in points)
     measured = {(int(p["n_embd"]), int(p["max_iters"])): p["loss"] for p in points}
 
-    def held_out_loss(answer: dict[str, Any]) -> float:
+    def held_out_loss(answer: Mapping[str, Any]) -> float:
         key = (int(answer["n_embd"]), int(answer["max_iters"]))
         if key not in measured:
             measured[key] = train_config(recipe, train, heldout, *key).final_loss
         return measured[key]
 
-    start = json.loads((ctx.public_dir / "answer.json").read_text())
     ctx.progress("anchors: training the starting answer", None)
     start_raw = raw_score(held_out_loss(start), l_star, float(start["loss_prediction"]))
     val_rows = np.load(ctx.protected_dir / "val_rows.npy")
