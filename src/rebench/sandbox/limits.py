@@ -21,7 +21,7 @@ import os
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +30,7 @@ from rebench.sandbox.proctree import stop_tree
 _CGROUP_FS = Path("/sys/fs/cgroup")
 _V1_CONTROLLERS = ("memory", "pids", "freezer")
 _FREEZE_TIMEOUT_S = 5.0
+_FREEZE_RETRY_S = 0.05
 _counter = itertools.count()
 
 
@@ -123,8 +124,12 @@ class ProcessGroup:
             _write(self.dirs["v2"] / "cgroup.freeze", "1")
             _wait_for(lambda: "frozen 1" in _read(self.dirs["v2"] / "cgroup.events"))
         elif "freezer" in self.dirs:
-            _write(self.dirs["freezer"] / "freezer.state", "FROZEN")
-            _wait_for(lambda: _read(self.dirs["freezer"] / "freezer.state") == "FROZEN")
+            state = self.dirs["freezer"] / "freezer.state"
+            _write(state, "FROZEN")
+            # A v1 group can stay FREEZING when a task forks or sleeps uninterruptibly at
+            # the moment of the write; writing FROZEN again retries (the kernel's
+            # freezer-subsystem documentation), so the wait re-writes while it waits.
+            _wait_for(lambda: _read(state) == "FROZEN", retry=lambda: _write(state, "FROZEN"))
         elif tree_root is not None:
             self._stopped = stop_tree(tree_root)
 
@@ -186,11 +191,17 @@ def _write(path: Path, value: str) -> None:
     path.write_text(value)
 
 
-def _wait_for(done: object) -> None:
+def _wait_for(done: Callable[[], bool], retry: Callable[[], None] | None = None) -> None:
     deadline = time.monotonic() + _FREEZE_TIMEOUT_S
-    while not done():  # type: ignore[operator]
-        if time.monotonic() > deadline:
+    next_retry = time.monotonic() + _FREEZE_RETRY_S
+    while not done():
+        now = time.monotonic()
+        if now > deadline:
             raise TimeoutError("the process group did not freeze in time")
+        if retry is not None and now >= next_retry:
+            with contextlib.suppress(OSError):
+                retry()
+            next_retry = now + _FREEZE_RETRY_S
         time.sleep(0.002)
 
 

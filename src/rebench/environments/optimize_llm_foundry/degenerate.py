@@ -18,10 +18,13 @@ from pathlib import Path
 
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
 
-# The start's time varies between scorings of one machine by about +-0.04 in raw
-# (calibration samples 18.8-20.4 s), 0.03 normalized; a renamed start may land that far
-# above 0 by chance.
-START_TOLERANCE = 0.1
+# The start's time varies between scorings of one machine: 0.03 normalized over idle
+# calibration samples (18.8-20.4 s), but SD 0.10 on CI's 2-core machine (the same pipeline
+# 16.4-19.7 s), where the best of two scorings of a renamed start (or of cache_or_start
+# training from scratch) landed 0.12 above the start's best of two. The policies this
+# guards against do not train: a surviving cache or skipped work scores above 1, so 0.3
+# (three CI SDs) still tells them from the start.
+START_TOLERANCE = 0.3
 
 # Reads one held-out byte at scoring (the 10th from the end of the first row).
 _BYTE = ("byte=$(head -n 1 train_data.jsonl | tail -c 10 | head -c 1 | od -An -tu1 "
