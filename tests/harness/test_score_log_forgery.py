@@ -97,9 +97,13 @@ def test_a_scorer_fault_is_a_harness_error_not_a_nan(
 
 def test_scorer_main_reports_exceptions_as_harness_errors(tmp_path: Path) -> None:
     from rebench.harness import scorer_main
+    from rebench.harness.scorer_schema import ScoreRequest, read_reply, write_json
 
     request, result = tmp_path / "request.json", tmp_path / "result.json"
-    request.write_text(json.dumps({"env_id": "no_such_environment", "profile": "cpu"}))
+    write_json(request, ScoreRequest(
+        env_id="no_such_environment", profile="cpu", solution_dir=tmp_path,
+        assets_dir=tmp_path, scratch_dir=tmp_path, isolation=Isolation.LOCAL))
     assert scorer_main.main([str(request), str(result)]) == 0
-    payload = json.loads(result.read_text())
-    assert "harness_error" in payload and "raw" not in payload
+    reply = read_reply(result)
+    assert reply.result is None
+    assert reply.harness_error is not None and "no_such_environment" in reply.harness_error

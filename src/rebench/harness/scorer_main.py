@@ -1,19 +1,18 @@
 """Entry point of the fresh, trusted scorer process: `python -m rebench.harness.scorer_main
-REQUEST.json RESULT.json`. Started by the harness, never by the agent."""
+REQUEST.json RESULT.json`. Started by the harness, never by the agent. Both files follow
+harness/scorer_schema.py: a request off the schema is answered with a harness error."""
 
 from __future__ import annotations
 
 import importlib
-import json
 import sys
 import traceback
 from pathlib import Path
 
 from rebench.core.discovery import load_spec
 from rebench.core.score import ScoreResult
-from rebench.sandbox import Isolation
+from rebench.harness.scorer_schema import ScoreReply, ScoreRequest, read_request, write_json
 from rebench.scoring.context import ScoringContext
-from rebench.scoring.contract import ScoreKind
 
 
 def _deny_memory_reads() -> None:
@@ -29,19 +28,18 @@ def _deny_memory_reads() -> None:
         pass
 
 
-def run_request(request: dict[str, object]) -> ScoreResult:
+def run_request(request: ScoreRequest) -> ScoreResult:
     """Score one request; untrusted children it started are killed before it returns."""
-    spec = load_spec(str(request["env_id"]))
-    profile = spec.profile(str(request["profile"]))
+    spec = load_spec(request.env_id)
     ctx = ScoringContext(
         spec=spec,
-        profile=profile,
-        solution_dir=Path(str(request["solution_dir"])),
-        assets_dir=Path(str(request["assets_dir"])),
-        scratch_dir=Path(str(request["scratch_dir"])),
-        isolation=Isolation(str(request["isolation"])),
-        hidden=tuple(Path(str(p)) for p in request.get("hidden", []) or []),  # type: ignore[attr-defined]
-        kind=ScoreKind(str(request.get("kind", ScoreKind.FINAL.value))),
+        profile=spec.profile(request.profile),
+        solution_dir=request.solution_dir,
+        assets_dir=request.assets_dir,
+        scratch_dir=request.scratch_dir,
+        isolation=request.isolation,
+        hidden=request.hidden,
+        kind=request.kind,
     )
     scoring = importlib.import_module(f"rebench.environments.{spec.id}.scoring")
     try:
@@ -56,13 +54,13 @@ def run_request(request: dict[str, object]) -> ScoreResult:
 def main(argv: list[str]) -> int:
     request_path, result_path = Path(argv[0]), Path(argv[1])
     _deny_memory_reads()
-    request = json.loads(request_path.read_text())
     try:
-        payload = run_request(request).to_json()
+        # a request off the schema is refused here, and reported like a scorer bug
+        reply = ScoreReply(result=run_request(read_request(request_path)))
     except Exception as exc:  # a scorer bug is the harness's fault, never the agent's NaN
-        payload = {"harness_error": f"{type(exc).__name__}: {exc}",
-                   "traceback": traceback.format_exc()[-8000:]}
-    result_path.write_text(json.dumps(payload, allow_nan=False))
+        reply = ScoreReply(harness_error=f"{type(exc).__name__}: {exc}",
+                           traceback=traceback.format_exc()[-8000:])
+    write_json(result_path, reply)
     return 0
 
 

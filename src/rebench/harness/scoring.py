@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 import os
 import subprocess
@@ -16,6 +15,7 @@ from rebench.core.paths import env_cache_dir, runs_root
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.scorer_process import watch_scorer
+from rebench.harness.scorer_schema import ScoreReply, ScoreRequest, read_reply, write_json
 from rebench.sandbox import Isolation
 from rebench.sandbox.local import kill_group
 from rebench.sandbox.safefs import CopyLimits, copy_tree_beneath
@@ -64,7 +64,8 @@ def official_score(
 
     ScoringHarnessError when the scorer itself failed (an exception in trusted code, its
     process died without a result, or it passed its memory bound or its load-stretched
-    deadline: harness/scorer_process.py): that is the harness's fault, not a NaN score.
+    deadline: harness/scorer_process.py; or a request or reply off the schema of
+    harness/scorer_schema.py): that is the harness's fault, not a NaN score.
     The details record what the scoring cost and how busy the machine was."""
     timeout = (timeout_s or profile.scoring_timeout_s) + SCORER_GRACE_S
     assets = env_cache_dir(spec.id, profile.name)
@@ -72,18 +73,12 @@ def official_score(
         tmp = Path(tmp_name)
         scratch = tmp / "scratch"
         scratch.mkdir()
-        request = {
-            "env_id": spec.id,
-            "profile": profile.name,
-            "solution_dir": str(snapshot_dir.resolve()),
-            "assets_dir": str(assets),
-            "scratch_dir": str(scratch),
-            "isolation": isolation.value,
-            "hidden": [str(runs_root())],
-            "kind": kind.value,
-        }
+        request = ScoreRequest(
+            env_id=spec.id, profile=profile.name, solution_dir=snapshot_dir.resolve(),
+            assets_dir=assets, scratch_dir=scratch, isolation=isolation,
+            hidden=(runs_root(),), kind=kind)
         request_path, result_path = tmp / "request.json", tmp / "result.json"
-        request_path.write_text(json.dumps(request))
+        write_json(request_path, request)
         with (tmp / "scorer.log").open("w+b") as log:
             proc = subprocess.Popen(
                 [sys.executable, "-m", "rebench.harness.scorer_main", str(request_path),
@@ -101,15 +96,18 @@ def official_score(
         if not result_path.is_file():
             raise ScoringHarnessError(
                 f"the scorer process of {spec.id} died (exit code {proc.returncode}):\n{tail}")
-        payload = json.loads(result_path.read_text())
-        if "harness_error" in payload:
-            raise ScoringHarnessError(
-                f"the scorer of {spec.id} failed: {payload['harness_error']}\n"
-                f"{payload.get('traceback', '')}")
-        result = ScoreResult.from_json(payload)
+        result = _scored(spec, read_reply(result_path))
     details = {**result.details, **usage.to_details()}
     raw = result.raw if math.isfinite(result.raw) else math.nan
     return agent_visible(spec, ScoreResult(raw=raw, message=result.message, details=details))
+
+
+def _scored(spec: EnvironmentSpec, reply: ScoreReply) -> ScoreResult:
+    """The reply's result; ScoringHarnessError when the trusted side failed."""
+    if reply.result is None:
+        raise ScoringHarnessError(
+            f"the scorer of {spec.id} failed: {reply.harness_error}\n{reply.traceback}")
+    return reply.result
 
 
 def agent_visible(spec: EnvironmentSpec, result: ScoreResult) -> ScoreResult:
