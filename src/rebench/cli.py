@@ -21,7 +21,7 @@ from rebench.cli_common import (
 )
 from rebench.cli_progress import Ticker, exit_status, fmt_elapsed, signal_name, stop_signals
 from rebench.cli_runs import register_run_commands
-from rebench.cli_tables import message_text
+from rebench.cli_tables import anchors_text, message_text
 from rebench.core.errors import RebenchError
 
 
@@ -178,10 +178,7 @@ def _print_evaluation(evaluation: Any, as_json: bool) -> None:
     table.add_row("normalized", fmt_number(data["normalized"], 3))
     table.add_row("valid", str(data["valid"]))
     table.add_row("message", message_text(data["message"]))
-    anchors = data["anchors"]
-    table.add_row("anchors", f"{fmt_number(anchors['starting_raw'], 4)} -> "
-                  f"{fmt_number(anchors['reference_raw'], 4)} "
-                  f"({anchors['source']}, {anchors['hardware']})")
+    table.add_row("anchors", anchors_text(data["anchors"]))
     out.print(table)
 
 

@@ -12,7 +12,14 @@ import click
 from rich.table import Table
 
 from rebench.cli_common import fmt_number
-from rebench.cli_tables import RunRow, print_log, print_outcomes, print_runs
+from rebench.cli_tables import (
+    RunRow,
+    anchors_text,
+    print_log,
+    print_outcomes,
+    print_run_notes,
+    print_runs,
+)
 
 __all__ = ["RunRow", "discard_unstarted_runs", "print_runs", "register_run_commands"]
 from rebench.harness.records import RunMark as RunMarkChoices
@@ -119,6 +126,7 @@ def _drive(the_run: Run, the_agent: Agent) -> None:
     print_log(the_run.run_dir)
     out.print(f"[bold]{record.env_id}[/] {record.agent}: normalized score {score:.3f} "
               f"(run {record.run_id})")
+    print_run_notes(the_run)
 
 
 def _interrupted(the_run: Run, exc: KeyboardInterrupt) -> NoReturn:
@@ -381,7 +389,7 @@ def show(run_ref: str, as_json: bool) -> None:
                   "-" if record.valid_rate is None else f"{record.valid_rate:.0%}")
     if operator_mark is not None:
         table.add_row("mark", f"{operator_mark.mark.value} {operator_mark.reason}".strip())
-    table.add_row("anchors", json.dumps(record.anchors))
+    table.add_row("anchors", anchors_text(record.anchors))
     table.add_row("score", fmt_number(record.final_normalized))
     for key, value in cost_lines(record.cost):
         table.add_row(key, value)

@@ -1,12 +1,15 @@
 """The tables of `rebench runs`, `batch` and `show`: readable at 80 columns, every column
-when the output is piped, run ids never cut (`show`, `resume` and `verify` take them)."""
+when the output is piped, run ids never cut (`show`, `resume` and `verify` take them); and
+the notes under a run's score (its anchors in words, a busy machine)."""
 
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
@@ -15,7 +18,8 @@ from rebench.cli_common import fmt_number
 
 if TYPE_CHECKING:
     from rebench.harness.batch import BatchOutcome
-    from rebench.harness.records import OperatorMark, RunRecord
+    from rebench.harness.records import OperatorMark, RunRecord, ScoreEntry
+    from rebench.harness.run import Run
 
 
 @dataclass(frozen=True)
@@ -133,3 +137,59 @@ def message_text(message: object) -> str:
             value if isinstance(value, str) else json.dumps(value))
         parts.append(f"{key}={shown}")
     return " ".join(parts)
+
+
+def anchors_text(anchors: Mapping[str, Any]) -> str:
+    """The anchors a score was normalized with, and where they were measured, in words: a
+    profile's defaults name the machine they were measured on, which is not the user's
+    ("defaults measured on cpu:AMD EPYC x2", not "(profile-default, cpu:AMD EPYC x2)")."""
+    span = (f"{fmt_number(anchors.get('starting_raw'), 4)} -> "
+            f"{fmt_number(anchors.get('reference_raw'), 4)}")
+    source, hardware = anchors.get("source"), anchors.get("hardware") or "unrecorded hardware"
+    where = {
+        "profile-default": f"the profile's defaults, measured on {hardware} "
+                           "(`rebench calibrate` measures this machine)",
+        "calibration": f"calibrated on {hardware}",
+        "prepare": f"measured by prepare on the setting it drew, on {hardware}",
+    }.get(str(source), f"{source}, {hardware}")
+    return f"{span}: {where}"
+
+
+def run_notes(record: RunRecord, entries: Sequence[ScoreEntry], timing: bool) -> list[str]:
+    """What a user needs to read a run's score, printed under it: the anchors, and why a
+    score can be off where the machine was busy or the anchors are another machine's (the
+    demo's reference scoring 0.93 right after calibration, with no word why)."""
+    notes = [f"normalized with anchors {anchors_text(record.anchors)}"]
+    loads = [float(v) for e in entries for k, v in e.details.items()
+             if k in ("load_before", "load_after") and isinstance(v, (int, float))]
+    cores = next((e.details["cores"] for e in entries if "cores" in e.details), None)
+    busy = [e for e in entries if e.details.get("contended") is True]
+    if busy:
+        peak = max(loads, default=math.nan)
+        notes.append(f"{len(busy)} of {len(entries)} scores were taken on a busy machine "
+                     f"(load up to {peak:.1f} on {cores} cores): a score that is a time "
+                     f"moves with the load; `rebench integrity {record.run_id}` lists them")
+    elif timing and loads:
+        notes.append(f"{record.env_id} scores a time: its scores move with the machine's "
+                     f"load ({min(loads):.1f}-{max(loads):.1f} on {cores} cores in this run), "
+                     "so a reference can land a few hundredths from 1")
+    if (timing and record.anchors.get("source") == "profile-default"
+            and record.anchors.get("hardware") != record.hardware):
+        notes.append(f"{record.env_id} scores a time, and its anchors are another machine's: "
+                     f"`rebench calibrate {record.env_id} -p {record.profile}` measures "
+                     "this one")
+    return notes
+
+
+def print_run_notes(the_run: Run) -> None:
+    """`run_notes` under a finished run's score (stderr: stdout stays the result)."""
+    from rich.markup import escape
+
+    from rebench.cli_common import console
+    from rebench.core.discovery import load_spec
+
+    record = the_run.record
+    # calibration_sd_limit marks a timing environment (core/spec.py)
+    timing = load_spec(record.env_id).profile(record.profile).calibration_sd_limit is not None
+    for note in run_notes(record, the_run.entries(), timing):
+        console.print(f"[dim]note:[/] {escape(note)}", highlight=False, soft_wrap=True)

@@ -1,0 +1,81 @@
+"""Under a run's score, a word on how to read it (issue 30, findings 3 and 11): the anchors
+and where they were measured ("defaults measured on ...", never a bare hardware name that
+reads like the user's machine), scores taken on a busy machine, and a timing environment
+normalized with another machine's anchors."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from rebench.cli import main
+from rebench.cli_tables import anchors_text, run_notes
+from rebench.harness.records import RunRecord, ScoreEntry
+
+DEFAULTS = {"starting_raw": 1.5, "reference_raw": 0.25, "source": "profile-default",
+            "hardware": "gpu:NVIDIA H200"}
+
+
+def _record(anchors: dict[str, Any], hardware: str = "cpu:Some CPU x2") -> RunRecord:
+    return RunRecord(run_id="triton_cumsum-reference-1", env_id="triton_cumsum",
+                     env_version="1.3.0", profile="cpu", agent="reference", seed=0,
+                     budget_s=600.0, hardware=hardware, anchors=anchors, isolation="bwrap",
+                     created_at="2026-12-02T00:00:00+00:00")
+
+
+def _entry(index: int, load: float, cores: int = 2) -> ScoreEntry:
+    return ScoreEntry(index=index, wall_time="", wall_s=0.0, working_s=0.0, raw=math.nan,
+                      normalized=math.nan, valid=True, kind="final", message={},
+                      details={"load_before": load, "load_after": load, "cores": cores,
+                               "contended": load > cores},
+                      snapshot="", prev_hash="")
+
+
+def test_default_anchors_name_where_they_were_measured() -> None:
+    text = anchors_text(DEFAULTS)
+    assert text.startswith("1.5000 -> 0.2500: the profile's defaults, measured on "
+                           "gpu:NVIDIA H200")
+    assert "rebench calibrate" in text and "profile-default" not in text
+    calibrated = anchors_text({**DEFAULTS, "source": "calibration", "hardware": "cpu:X x2"})
+    assert calibrated.endswith("calibrated on cpu:X x2")
+    assert "drew" in anchors_text({**DEFAULTS, "source": "prepare"})
+
+
+def test_busy_scores_are_pointed_out_under_the_score() -> None:
+    record = _record({**DEFAULTS, "source": "calibration", "hardware": "cpu:Some CPU x2"})
+    notes = run_notes(record, [_entry(0, 0.5), _entry(1, 3.4)], timing=True)
+    assert notes[0].startswith("normalized with anchors ")
+    assert any(n.startswith("1 of 2 scores were taken on a busy machine (load up to 3.4 on 2 "
+                            "cores)") and "rebench integrity triton_cumsum-reference-1" in n
+               for n in notes), notes
+    assert len(notes) == 2  # calibrated here: no advice to calibrate
+
+
+def test_a_quiet_timing_run_still_says_its_score_moves_with_load() -> None:
+    record = _record({**DEFAULTS, "source": "calibration", "hardware": "cpu:Some CPU x2"})
+    notes = run_notes(record, [_entry(0, 0.5), _entry(1, 1.2)], timing=True)
+    assert len(notes) == 2 and "load (0.5-1.2 on 2 cores in this run)" in notes[1], notes
+    assert run_notes(record, [_entry(0, 0.5)], timing=False) == notes[:1]
+
+
+def test_timing_with_another_machines_defaults_says_to_calibrate() -> None:
+    notes = run_notes(_record(DEFAULTS), [_entry(0, 0.5)], timing=True)
+    assert "`rebench calibrate triton_cumsum -p cpu` measures this one" in notes[-1], notes
+    same_machine = _record(DEFAULTS, hardware="gpu:NVIDIA H200")
+    assert not any("calibrate triton_cumsum" in n
+                   for n in run_notes(same_machine, [_entry(0, 0.5)], timing=True))
+    assert not any("calibrate triton_cumsum" in n
+                   for n in run_notes(_record(DEFAULTS), [_entry(0, 0.5)], timing=False))
+
+
+def test_rebench_run_prints_the_notes_under_the_score(toy_env: str, tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        main, ["run", toy_env, "--agent", "reference", "--budget", "60s", "--isolation",
+               "local"], env={"REBENCH_RUNS": str(tmp_path / "runs"), "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert "normalized score" in result.stdout
+    notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
+    assert notes and notes[0].startswith("note: normalized with anchors "), result.stderr
