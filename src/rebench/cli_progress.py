@@ -4,7 +4,10 @@ and the signals that stop them.
 A user must be able to tell a long step from a hang, on a terminal and in a log alike:
 `Ticker` prints one line per step (`[1m05s] building the reference solution`) and, while a
 step lasts, a line with the elapsed time every `REBENCH_PROGRESS_S` seconds (default 20); on
-a terminal it also keeps a spinner with the step and its elapsed time. `stop_signals`
+a terminal it also keeps a spinner with the step and its elapsed time. During a run,
+`EventFollower` turns the run's events into steps (t=0 score, the agent's turn, the final
+score) and lines (each official score), so a scoring that trains a model is named as it
+runs. `stop_signals`
 turns SIGTERM (what `timeout`, a scheduler or a closed session send) into the same
 KeyboardInterrupt as Ctrl-C, so `with` blocks unwind and temporary folders are removed."""
 
@@ -15,7 +18,8 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -50,10 +54,12 @@ class Ticker:
     `[elapsed] text (step for Ns)` every `interval` seconds while nothing changes. Lines go
     to `console` (stderr), so a command's stdout stays its result alone."""
 
-    def __init__(self, console: Console, what: str, interval: float | None = None) -> None:
+    def __init__(self, console: Console, what: str, interval: float | None = None,
+                 watch: Callable[[Ticker], None] | None = None) -> None:
         self.console = console
         self.what = what
         self.interval = progress_interval() if interval is None else interval
+        self._watch = watch  # polled about once a second, e.g. a run's event log
         self._started = time.monotonic()
         self._step = what
         self._step_started = self._started
@@ -73,6 +79,7 @@ class Ticker:
     def __exit__(self, *exc: object) -> None:
         self._done.set()
         self._thread.join(timeout=2)
+        self._poll()  # what happened since the last beat (a run's final score)
         if self._status is not None:
             self._status.__exit__(None, None, None)
 
@@ -84,6 +91,17 @@ class Ticker:
         with self._lock:
             self._step, self._step_started = text, time.monotonic()
         self._line(text)
+
+    def note(self, text: str) -> None:
+        """A line about the current step (an event in it), which goes on."""
+        self._line(text)
+
+    def _poll(self) -> None:
+        if self._watch is not None:
+            try:
+                self._watch(self)
+            except Exception:  # progress is a courtesy: it never stops the command
+                self._watch = None
 
     def warn(self, text: str) -> None:
         """A warning line (bold red), not a step."""
@@ -107,6 +125,7 @@ class Ticker:
         next_line = time.monotonic() + self.interval
         while not self._done.wait(1.0 if self._status is not None else
                                   max(0.05, min(1.0, self.interval))):
+            self._poll()
             with self._lock:
                 step, since = self._step, self._step_started
             if self._status is not None:
@@ -117,6 +136,66 @@ class Ticker:
             if now >= next_line:
                 self._line(f"{step} (still working, {fmt_elapsed(now - since)} in this step)")
                 next_line = now + self.interval
+
+
+def event_progress(event: dict[str, Any]) -> tuple[str, str] | None:
+    """How one event of a run's log shows in its progress: ("step", text) for a new phase,
+    ("note", text) for a line within one, None for events that say nothing new (commands,
+    files, service calls: an agent makes hundreds)."""
+    kind = event.get("type")
+    score = event.get("normalized")
+    shown = (f"normalized {score:.3f}" if isinstance(score, (int, float)) else
+             "valid, score not shown" if event.get("valid") else "no valid score")
+    if kind == "run_start":
+        return "step", "the t=0 official score of the starting solution (sandboxed)"
+    if kind == "agent_start":
+        return "step", f"the agent's turn ({event.get('time_left_s', 0):.0f} s left)"
+    if kind == "initial_score":
+        return "note", (f"t=0 official score done: {'valid' if event.get('valid') else 'invalid'}"
+                        f" ({event.get('seconds', 0):.0f} s)")
+    if kind == "score":
+        return "note", f"official score #{event.get('index')} asked by the agent: {shown}"
+    if kind in ("agent_end", "agent_error"):
+        return "step", ("the agent's turn is over"
+                        + (" (it raised an error)" if kind == "agent_error" else "")
+                        + "; the final official score (the workspace, scored in a sandbox)")
+    if kind == "hard_stop":
+        return "note", "the budget ran out: the agent's processes were stopped"
+    if kind == "harness_error":
+        return "note", (f"harness error in the {event.get('during')} scoring (not the "
+                        "agent's): tried again")
+    if kind == "final_score":
+        return "note", f"final official score: {shown}"
+    return None
+
+
+class EventFollower:
+    """Follows a run's events.jsonl from where it ends now, and shows its phases and scores
+    on a Ticker: a run's long parts are official scorings (a t=0 score that trains a model,
+    the final one), which the agent's Ticker alone shows as "still working"."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = path.stat().st_size if path.is_file() else 0
+        self._partial = b""
+
+    def __call__(self, ticker: Ticker) -> None:
+        import json
+
+        if not self.path.is_file():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self.offset)
+            data = handle.read()
+        self.offset += len(data)
+        *lines, self._partial = (self._partial + data).split(b"\n")
+        for line in lines:
+            try:
+                shown = event_progress(json.loads(line))
+            except ValueError:
+                continue
+            if shown is not None:
+                (ticker.step if shown[0] == "step" else ticker.note)(shown[1])
 
 
 class Stopped(KeyboardInterrupt):

@@ -110,14 +110,15 @@ def _drive(the_run: Run, the_agent: Agent) -> None:
     as interrupted, end the processes it started (the scorer among them) and say how to
     resume."""
     from rebench.cli_common import console, out
-    from rebench.cli_progress import Ticker
+    from rebench.cli_progress import EventFollower, Ticker
     from rebench.harness.driver import execute_run
 
     record = the_run.record
     # The human agent owns the terminal: no spinner or progress lines over its shell.
     ticker = (contextlib.nullcontext() if the_agent.name == "human"
               else Ticker(console, f"{record.agent} working on {record.env_id} "
-                          f"({record.profile}, budget {record.budget_s:.0f} s)"))
+                          f"({record.profile}, budget {record.budget_s:.0f} s)",
+                          watch=EventFollower(the_run.run_dir / "events.jsonl")))
     try:
         with ticker:
             score = execute_run(the_run, the_agent)

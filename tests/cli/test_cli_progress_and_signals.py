@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from rebench.cli import main
-from rebench.cli_progress import Ticker, fmt_elapsed
+from rebench.cli_progress import EventFollower, Ticker, fmt_elapsed
 from rebench.sandbox.bwrap import bwrap_available
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "environments"
@@ -48,6 +48,27 @@ def test_ticker_repeats_a_long_step_with_its_elapsed_time() -> None:
     assert len(still) >= 2, lines  # one every 0.2 s, not only at the step's start
     assert lines[-1].endswith("scoring reference (1/3)")
     assert fmt_elapsed(185) == "3m05s" and fmt_elapsed(3720) == "1h02m"
+
+
+def test_a_runs_phases_and_official_scores_show_as_they_happen(tmp_path: Path) -> None:
+    log = tmp_path / "events.jsonl"
+    log.write_text('{"type": "agent_start", "time_left_s": 9}\n')  # before: not shown
+    console = Console(width=200, record=True, force_terminal=False)
+    follow = EventFollower(log)
+    with Ticker(console, "reference working on x", interval=60, watch=follow), \
+            log.open("a") as handle:
+        handle.write('{"type": "run_resume"}\n{"type": "agent_start", "time_left_s": 42}'
+                     '\n{"type": "exec", "cmd": "ls"}\n{"type": "score", "index": 3, '
+                     '"valid": true, "normalized": 0.51}\n{"type": "agent_end"}\n'
+                     '{"type": "final_sc')  # a line half-written when polled
+        handle.flush()
+        time.sleep(2.5)
+        handle.write('ore", "valid": false, "normalized": null}\n')
+    lines = [line.split("] ", 1)[1] for line in console.export_text().splitlines()]
+    assert lines == ["reference working on x", "the agent's turn (42 s left)",
+                     "official score #3 asked by the agent: normalized 0.510",
+                     "the agent's turn is over; the final official score (the workspace, "
+                     "scored in a sandbox)", "final official score: no valid score"], lines
 
 
 @pytest.fixture

@@ -79,3 +79,7 @@ def test_rebench_run_prints_the_notes_under_the_score(toy_env: str, tmp_path: Pa
     assert "normalized score" in result.stdout
     notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
     assert notes and notes[0].startswith("note: normalized with anchors "), result.stderr
+    # the run's official scorings, as they happen (cli_progress.EventFollower)
+    for phase in ("the t=0 official score of the starting solution", "t=0 official score "
+                  "done: valid", "the agent's turn (", "final official score: normalized"):
+        assert phase in result.stderr, result.stderr
