@@ -34,7 +34,8 @@ class RebenchGroup(click.Group):
     # named, so that `rebench list` or `--help` does not pay for them.
     LAZY: ClassVar[dict[str, str]] = {"report": "rebench.cli_report:report",
             "attach": "rebench.agents.attach:attach_command",
-            "integrity": "rebench.integrity.cli:integrity"}
+            "integrity": "rebench.integrity.cli:integrity",
+            "batch": "rebench.cli_batch:batch"}
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self.LAZY})

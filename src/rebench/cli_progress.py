@@ -55,11 +55,13 @@ class Ticker:
     to `console` (stderr), so a command's stdout stays its result alone."""
 
     def __init__(self, console: Console, what: str, interval: float | None = None,
-                 watch: Callable[[Ticker], None] | None = None) -> None:
+                 watch: Callable[[Ticker], None] | None = None, spinner: bool = True) -> None:
         self.console = console
         self.what = what
         self.interval = progress_interval() if interval is None else interval
         self._watch = watch  # polled about once a second, e.g. a run's event log
+        # False where another live display (a progress bar) holds the terminal
+        self._spinner = spinner
         self._started = time.monotonic()
         self._step = what
         self._step_started = self._started
@@ -69,7 +71,7 @@ class Ticker:
         self._thread = threading.Thread(target=self._beat, name="cli-progress", daemon=True)
 
     def __enter__(self) -> Ticker:
-        if self.console.is_terminal:
+        if self.console.is_terminal and self._spinner:
             self._status = self.console.status(self._status_text())
             self._status.__enter__()
         self._line(self.what)
@@ -91,6 +93,12 @@ class Ticker:
         with self._lock:
             self._step, self._step_started = text, time.monotonic()
         self._line(text)
+
+    def quiet_step(self, text: str) -> None:
+        """A new step whose start was already printed by the caller; repeated while it
+        lasts like any other."""
+        with self._lock:
+            self._step, self._step_started = text, time.monotonic()
 
     def note(self, text: str) -> None:
         """A line about the current step (an event in it), which goes on."""
@@ -136,6 +144,15 @@ class Ticker:
             if now >= next_line:
                 self._line(f"{step} (still working, {fmt_elapsed(now - since)} in this step)")
                 next_line = now + self.interval
+
+
+def batch_summary(states: dict[str, str], total: int) -> str:
+    """A batch's state in one line: `batch: 2 of 6 done (1 failed), running: ID ...`."""
+    done = sum(s in ("finished", "failed") for s in states.values())
+    failed = sum(s == "failed" for s in states.values())
+    running = [run_id for run_id, s in states.items() if s == "running"]
+    return (f"batch: {done} of {total} done" + (f" ({failed} failed)" if failed else "")
+            + (f", running: {' '.join(running)}" if running else ""))
 
 
 def event_progress(event: dict[str, Any]) -> tuple[str, str] | None:

@@ -184,3 +184,18 @@ def test_sigterm_of_a_batch_interrupts_the_running_attempt_and_starts_no_more(
     statuses = sorted(json.loads(p.read_text())["status"] for p in root.glob("*/run.json"))
     assert statuses == ["created", "created", "interrupted"]  # none started after the stop
     assert "batch stopped: 3 attempt(s) not finished" in " ".join(stderr.split())
+
+
+def test_a_batch_says_what_runs_while_an_attempt_lasts(toy_env: str, tmp_path: Path) -> None:
+    actions = tmp_path / "actions.jsonl"
+    actions.write_text('{"action": "sleep", "seconds": 4}\n')
+    spec = tmp_path / "batch.yaml"
+    spec.write_text(f"environments: [{toy_env}]\nagents: ['replay:{actions}']\n"
+                    "seeds: [0]\nbudgets: [60s]\nconcurrency: 1\ngpus: none\n")
+    result = CliRunner().invoke(main, ["batch", str(spec), "--isolation", "local"],
+                                env={"REBENCH_RUNS": str(tmp_path / "runs"),
+                                     "REBENCH_PROGRESS_S": "1", "COLUMNS": "300"})
+    assert result.exit_code == 0, result.output
+    run_id = next((tmp_path / "runs").glob("toy_probe-*")).name
+    assert f"batch: 0 of 1 done, running: {run_id} (still working, " in result.stderr
+    assert f"finished {run_id} score" in " ".join(result.stderr.split())
