@@ -117,6 +117,8 @@ class RunLifecycle:
         self._heartbeat = heartbeat
         self._initial: threading.Thread | None = None
         self._turn_ended = False
+        # The driver and an agent that ends its own turn (Session.end_turn) may race.
+        self._turn_lock = threading.Lock()
 
     def begin(self) -> Session:
         """Take the harness lock; log the start (or resume); mark the run running; start
@@ -142,6 +144,7 @@ class RunLifecycle:
             beat = Heartbeat(run)
             beat.start()
             session.on_close(beat.stop)
+        session.on_end_turn(self.end_turn)
         self.session = session
         self.events.emit("agent_start", agent=self.agent_name,
                          time_left_s=round(run.time_left_s(), 3))
@@ -151,9 +154,10 @@ class RunLifecycle:
         """The agent's turn is over (`error`: its traceback, if it raised): log agent_end or
         agent_error, close the session (every process of the agent killed) and pause the
         clock (the final score is the harness's time). Only the first call counts."""
-        if self._turn_ended:
-            return
-        self._turn_ended = True
+        with self._turn_lock:
+            if self._turn_ended:
+                return
+            self._turn_ended = True
         self.events.emit("agent_error" if error else "agent_end", error=(error or "")[-2000:])
         save_clock(self.run.run_dir / "clock.json", self.run.clock)
         if error:

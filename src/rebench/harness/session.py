@@ -49,6 +49,7 @@ class Session:
         self._expired = threading.Event()
         self._tracked: list[subprocess.Popen[bytes]] = []
         self._on_close: list[Callable[[], None]] = []
+        self._end_turn: Callable[[], None] = self.close
         self._tracked_lock = threading.Lock()
         run.clock.start()
 
@@ -151,6 +152,17 @@ class Session:
         """The hard stop: refuse further actions and kill every process of the agent."""
         self._expired.set()
         self.close()
+
+    def on_end_turn(self, end: Callable[[], None]) -> None:
+        """How `end_turn` ends this session's turn: its RunLifecycle's end_turn (agent_end,
+        the session closed, the clock paused); by default the session is only closed."""
+        self._end_turn = end
+
+    def end_turn(self) -> None:
+        """The agent says it is done from inside its own turn (an Inspect agent's scorer,
+        under a rebench driver): end the turn now, before the final score, as every front
+        end does; the driver's own end of the turn then finds it ended."""
+        self._end_turn()
 
     def on_close(self, release: Callable[[], None]) -> None:
         """Call `release` when the session closes (a lock, a heartbeat)."""

@@ -141,9 +141,11 @@ def finish_session(session: Session, life: RunLifecycle | None,
     per model) is recorded as the run's cost first.
 
     An owned session (`life`, from `start_session`) ends its turn and is finished here. An
-    attached one (None) belongs to a rebench driver: it is finished here when the agent
-    ends in time (the driver's own finish then finds it finished), but not after the
-    driver's hard stop, when the driver forces the final score itself.
+    attached one (None) belongs to a rebench driver: when the agent ends in time its turn
+    is ended through the session (the driver's lifecycle: agent_end before the final
+    score, as on every path) and the run finished here (the driver's own finish then
+    finds it finished); not after the driver's hard stop, when the driver forces the
+    final score itself.
     """
     run = session.run
     if usage:
@@ -152,6 +154,7 @@ def finish_session(session: Session, life: RunLifecycle | None,
         life.end_turn()
         life.finish()
     elif run.record.status is not RunStatus.FINISHED and not session.expired:
+        session.end_turn()
         finish_run(run, session.events)
     return summarize(run)
 
