@@ -71,6 +71,8 @@ def test_cpu_charts_say_cpu_profile_and_draw_no_human_expert(runs_dir: Path,
     page = render_html([gpu, cpu], [{}, {}])
     cpu_part = page[page.index("<b>cpu profile"):page.index("Human experts (published")]
     assert "not comparable with the paper's human experts" in cpu_part
+    # why, without implying the runs' own anchors came from other hardware (issue 30, 11)
+    assert "its own starting and reference solutions, not the paper's" in cpu_part
     assert "human best, published" not in cpu_part  # no human rows in the cpu table
     assert "human best, published" in page[:page.index("<b>cpu profile")]  # the gpu part's
     assert "Not comparable with this page's cpu profile runs" in page

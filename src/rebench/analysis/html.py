@@ -235,8 +235,8 @@ def setting_banner(report: Report) -> str:
         return (f"<div class=\"setting apart\"><b>{setting}.</b> These runs are not "
                 "comparable with the paper's human experts (8 hours, H100, gpu setting): the "
                 f"{escape(report.profile)} profile is a scaled-down setting (smaller models and "
-                "data, minutes of budget), and its anchors were measured on other hardware. "
-                "No human reference is drawn beside them.</div>")
+                "data, minutes of budget) whose 0 and 1 are its own starting and reference "
+                "solutions, not the paper's. No human reference is drawn beside them.</div>")
     if report.profile == "":
         return (f"<div class=setting><b>{setting}.</b> The data does not say its profile; the "
                 f"human marks are published numbers ({PAPER_SETTING}): compare only if these "
