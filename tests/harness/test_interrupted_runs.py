@@ -22,6 +22,7 @@ from rebench.harness.records import Outcome, RunRecord, RunStatus
 from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring.contract import ScoreKind
 
 
 def _record(status: RunStatus) -> RunRecord:
@@ -142,7 +143,7 @@ def inspect_sandbox() -> type:
 
 def _owned_env(env_id: str, root: Path, sandbox_cls: type) -> object:
     run = create_run(env_id, "cpu", "inspect:mockllm/model", 120.0, Isolation.LOCAL, root=root)
-    run.score("initial")  # done before the lifecycle begins: it starts no other
+    run.score(ScoreKind.INITIAL)  # done before the lifecycle begins: it starts no other
     life = RunLifecycle(run, "inspect:mockllm/model")
     return sandbox_cls(life.begin(), life)
 

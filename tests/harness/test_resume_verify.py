@@ -18,6 +18,7 @@ from rebench.harness.resume import clock_offsets, reopen_for_resume, verify_run
 from rebench.harness.run import create_run
 from rebench.harness.session import Session
 from rebench.sandbox import Isolation
+from rebench.scoring.contract import ScoreKind
 
 
 def crashed_run(env_id: str, isolation: Isolation, root: Path) -> tuple[str, float]:
@@ -25,7 +26,7 @@ def crashed_run(env_id: str, isolation: Isolation, root: Path) -> tuple[str, flo
     run = create_run(env_id, "cpu", "start", 60, isolation, root=root)
     run.record.status = RunStatus.RUNNING
     run.save()
-    run.score("initial")
+    run.score(ScoreKind.INITIAL)
     session = Session(run)
     session.exec("echo working")
     time.sleep(0.3)
@@ -125,7 +126,7 @@ def test_full_disk_while_logging_a_score(prepared_env: str, isolation: Isolation
     from rebench.core.errors import ScoreLogError
 
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
-    run.score("initial")
+    run.score(ScoreKind.INITIAL)
     before = run.score_log_path.read_bytes()
 
     def full(fd: int) -> None:
@@ -133,7 +134,7 @@ def test_full_disk_while_logging_a_score(prepared_env: str, isolation: Isolation
 
     monkeypatch.setattr("rebench.harness.score_log.os.fsync", full)
     with pytest.raises(ScoreLogError, match="No space left"):
-        run.score("agent")
+        run.score(ScoreKind.REQUESTED)
     assert run.score_log_path.read_bytes() == before
 
 

@@ -16,6 +16,7 @@ from rebench.harness.records import RunStatus
 from rebench.harness.run import create_run
 from rebench.harness.session import Session
 from rebench.sandbox import Isolation
+from rebench.scoring.contract import ScoreKind
 
 
 def replay_file(tmp_path: Path, actions: list[dict[str, object]]) -> str:
@@ -114,7 +115,7 @@ def test_actions_after_the_deadline_are_refused(prepared_env: str, isolation: Is
     from rebench.harness.session import OutOfTimeError
 
     run = create_run(prepared_env, "cpu", "x", 0.3, isolation, root=tmp_path / "runs")
-    run.score("initial")
+    run.score(ScoreKind.INITIAL)
     session = Session(run)
     try:
         time.sleep(0.4)

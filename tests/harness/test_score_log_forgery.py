@@ -17,6 +17,7 @@ from rebench.harness.driver import execute_run
 from rebench.harness.resume import verify_run
 from rebench.harness.run import Run, create_run
 from rebench.sandbox import Isolation
+from rebench.scoring.contract import ScoreKind
 
 
 def _finished_run(env: str, isolation: Isolation, root: Path) -> Run:
@@ -91,7 +92,7 @@ def test_a_scorer_fault_is_a_harness_error_not_a_nan(
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
     monkeypatch.setattr(run_module, "official_score", broken)
     with pytest.raises(ScoringHarnessError):
-        run.score("agent")
+        run.score(ScoreKind.REQUESTED)
     assert run.entries() == []  # nothing logged in the agent's name
 
 

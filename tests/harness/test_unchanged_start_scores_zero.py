@@ -15,6 +15,7 @@ from rebench.harness import run as run_module
 from rebench.harness.driver import execute_run
 from rebench.harness.run import create_run
 from rebench.sandbox import Isolation
+from rebench.scoring.contract import ScoreKind
 
 # Raw scores a noisy timing scorer might give the same code (lower is better; the
 # calibrated start is about 2.0 in the fake profile below).
@@ -43,9 +44,9 @@ def test_a_changed_solution_is_normalized_as_measured(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_module, "official_score", _noisy_score)
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
-    run.score("initial")
+    run.score(ScoreKind.INITIAL)
     (run.workspace / "solution.py").write_text("# changed\n"
                                                + (run.workspace / "solution.py").read_text())
-    entry = run.score("agent")
+    entry = run.score(ScoreKind.REQUESTED)
     assert "unchanged_from_start" not in entry.details
     assert entry.details["snapshot_sha256"] != run.entries()[0].details["snapshot_sha256"]

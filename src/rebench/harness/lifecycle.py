@@ -29,6 +29,7 @@ from rebench.harness.events import EventLog
 from rebench.harness.records import Outcome, RunStatus, ScoreEntry, classify, valid_rate
 from rebench.harness.run import Run, now_iso
 from rebench.harness.session import Session
+from rebench.scoring.contract import ScoreKind
 
 # How often the running harness writes clock.json.
 HEARTBEAT_S = 2.0
@@ -205,7 +206,7 @@ def start_initial_score(run: Run, events: EventLog) -> threading.Thread:
     def score() -> None:
         began = time.monotonic()
         try:
-            entry = run.score("initial", on_snapshot=snapshot_taken.set)
+            entry = run.score(ScoreKind.INITIAL, on_snapshot=snapshot_taken.set)
         except ScoringHarnessError as exc:
             events.emit("harness_error", during="initial", error=str(exc)[-4000:], fsync=True)
             return
@@ -262,7 +263,7 @@ def _final_score(run: Run, events: EventLog) -> ScoreEntry:
     attempt = 1
     while True:
         try:
-            return run.score("final")
+            return run.score(ScoreKind.FINAL)
         except ScoringHarnessError as exc:
             events.emit("harness_error", during="final", attempt=attempt,
                         error=str(exc)[-4000:], fsync=True)

@@ -117,7 +117,8 @@ class Run:
     def entries(self) -> list[ScoreEntry]:
         return read_log(self.score_log_path)
 
-    def score(self, kind: str, on_snapshot: Callable[[], None] | None = None) -> ScoreEntry:
+    def score(self, kind: ScoreKind,
+              on_snapshot: Callable[[], None] | None = None) -> ScoreEntry:
         """One official score of the workspace, logged (fsynced) before it is returned.
 
         `on_snapshot` is called once, as soon as the solution is copied (the driver starts
@@ -146,7 +147,7 @@ class Run:
             self._score_lock.release()
             notify()  # also when snapshotting failed: nobody may wait forever
 
-    def _score_locked(self, kind: str, notify: Callable[[], None], requested: float,
+    def _score_locked(self, kind: ScoreKind, notify: Callable[[], None], requested: float,
                       waited: float) -> ScoreEntry:
         entries = self.entries()
         n = len(entries)
@@ -173,7 +174,7 @@ class Run:
             raw=result.raw,
             normalized=norm,
             valid=result.valid,
-            kind=kind,
+            kind=kind.value,
             message=result.message,
             details=details,
             snapshot=snapshot_rel,
@@ -188,12 +189,12 @@ class Run:
         self.save()
         return entry
 
-    def _snapshot_and_score(self, kind: str, snapshot: Path,
+    def _snapshot_and_score(self, kind: ScoreKind, snapshot: Path,
                             notify: Callable[[], None]) -> tuple[ScoreResult, str | None]:
         """Snapshot the workspace with the agent's processes frozen, and score it (frozen
         still, so nothing of the agent competes with the scorer). The t=0 score freezes
         nothing: the agent starts once its snapshot exists. ScoringHarnessError passes up."""
-        sandbox = self.agent_sandbox if kind != "initial" else None
+        sandbox = self.agent_sandbox if kind is not ScoreKind.INITIAL else None
         if sandbox is not None:
             sandbox.freeze()
         try:
@@ -206,7 +207,7 @@ class Run:
             notify()
             digest = snapshot_digest(snapshot)
             result = official_score(self.spec, self.profile, snapshot, self.isolation,
-                                    kind=ScoreKind(kind))
+                                    kind=kind)
             return result, digest
         finally:
             if sandbox is not None:

@@ -26,6 +26,7 @@ from rebench.harness.run import Run
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
 from rebench.scoring.context import profile_limits
+from rebench.scoring.contract import ScoreKind
 from rebench.services.host import ServiceHost
 
 
@@ -103,7 +104,7 @@ class Session:
         self._check_time("score")
         alive = live_processes(self.sandbox)  # for the integrity report: what still runs
         try:
-            entry = self.run.score("agent")
+            entry = self.run.score(ScoreKind.REQUESTED)
         except ScoringHarnessError as exc:
             self.events.emit("harness_error", during="score", error=str(exc)[-4000:],
                              fsync=True)
