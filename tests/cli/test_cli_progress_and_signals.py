@@ -199,3 +199,18 @@ def test_a_batch_says_what_runs_while_an_attempt_lasts(toy_env: str, tmp_path: P
     run_id = next((tmp_path / "runs").glob("toy_probe-*")).name
     assert f"batch: 0 of 1 done, running: {run_id} (still working, " in result.stderr
     assert f"finished {run_id} score" in " ".join(result.stderr.split())
+
+
+def test_calibrate_says_each_build_and_scoring_as_it_starts(toy_env: str,
+                                                            tmp_path: Path) -> None:
+    """What `make demo` shows during calibrate (issue 30, "done when")."""
+    result = CliRunner().invoke(main, ["calibrate", toy_env, "-n", "2", "--isolation", _iso()],
+                                env={"REBENCH_CALIBRATION": str(tmp_path / "calibration.json"),
+                                     "COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    steps = [line.split("] ", 1)[1] for line in result.stderr.splitlines()
+             if line.startswith("[")]
+    assert steps[1:] == ["building the starting solution", "scoring starting (1/2)",
+                         "scoring starting (2/2)", "building the reference solution",
+                         "scoring reference (1/2)", "scoring reference (2/2)"], steps
+    assert (tmp_path / "calibration.json").is_file()

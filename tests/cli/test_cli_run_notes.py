@@ -14,6 +14,7 @@ from click.testing import CliRunner
 from rebench.cli import main
 from rebench.cli_tables import anchors_text, run_notes
 from rebench.harness.records import RunRecord, ScoreEntry
+from rebench.sandbox.bwrap import bwrap_available
 
 DEFAULTS = {"starting_raw": 1.5, "reference_raw": 0.25, "source": "profile-default",
             "hardware": "gpu:NVIDIA H200"}
@@ -74,9 +75,10 @@ def test_timing_with_another_machines_defaults_says_to_calibrate() -> None:
 def test_rebench_run_prints_the_notes_under_the_score(toy_env: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(
         main, ["run", toy_env, "--agent", "reference", "--budget", "60s", "--isolation",
-               "local"], env={"REBENCH_RUNS": str(tmp_path / "runs"), "COLUMNS": "200"})
+               "bwrap" if bwrap_available() else "local"],  # its reference calls a service
+        env={"REBENCH_RUNS": str(tmp_path / "runs"), "COLUMNS": "200"})
     assert result.exit_code == 0, result.output
-    assert "normalized score" in result.stdout
+    assert "reference: normalized score 1.000" in result.stdout
     notes = [line for line in result.stderr.splitlines() if line.startswith("note: ")]
     assert notes and notes[0].startswith("note: normalized with anchors "), result.stderr
     # the run's official scorings, as they happen (cli_progress.EventFollower)
