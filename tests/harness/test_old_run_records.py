@@ -1,0 +1,80 @@
+"""Runs on disk outlive the code that wrote them: a committed run folder (old_run/, a
+finished toy_probe run written by rebench on 2026-12-02, before the run record's fields
+were typed) still loads, verifies and reports, and its records read back to the same JSON.
+
+old_run/score-log.key is that folder's master key (a test key, made for it): without it
+the score log's hash chain cannot verify. The run: a replay agent wrote x=3, asked for a
+score, wrote x=15, asked again (toy_probe hides scores: the requested ones check validity
+only); the final score of x=15 counts (aggregation LAST)."""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rebench.analysis.sources import from_run_dirs
+from rebench.core.normalize import Anchors
+from rebench.harness.records import (
+    Outcome,
+    RunRecord,
+    RunStatus,
+    ScoreEntry,
+    classify,
+    valid_rate,
+)
+from rebench.harness.resume import verify_run
+from rebench.harness.run import open_run
+from rebench.harness.score_log import read_log
+from rebench.sandbox import Isolation
+
+OLD = Path(__file__).resolve().parent / "old_run"
+RUN_ID = "toy_probe-replay-actions-jsonl-20261202T163556-3ab3b5"
+
+
+@pytest.fixture
+def old_run(toy_env: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The committed run, copied under a runs root of its own, with its master key."""
+    del toy_env  # discoverable and prepared: open_run loads its spec
+    root = tmp_path / "runs"
+    shutil.copytree(OLD / RUN_ID, root / RUN_ID)
+    monkeypatch.setenv("REBENCH_KEY_FILE", str(OLD / "score-log.key"))
+    return root / RUN_ID
+
+
+def test_the_old_record_reads_back_to_the_same_json(old_run: Path) -> None:
+    stored = json.loads((old_run / "run.json").read_text())
+    record = RunRecord.load(old_run / "run.json")
+    assert record.to_json() == stored
+    assert record.status is RunStatus.FINISHED and record.outcome is Outcome.OK
+    for line in (old_run / "protected" / "score_log.jsonl").read_text().splitlines():
+        data = json.loads(line)
+        data.pop("hash")
+        assert ScoreEntry.from_json(data).to_json() == data
+
+
+def test_the_old_run_opens_and_verifies(old_run: Path) -> None:
+    run = open_run(old_run)
+    assert run.isolation is Isolation.BWRAP
+    assert run.anchors == Anchors.from_json(run.record.anchors)
+    report = verify_run(old_run)
+    assert report.ok, report.problems
+    assert (report.entries, report.events) == (4, 10)
+    entries = read_log(run.score_log_path, verify=True)
+    assert [e.kind for e in entries] == ["initial", "agent", "agent", "final"]
+    assert classify(run.record, entries) is Outcome.OK
+    assert valid_rate(entries) == run.record.valid_rate == 1.0
+    assert run.aggregate_normalized() == pytest.approx(run.record.final_normalized)
+
+
+def test_the_old_run_is_in_the_report(old_run: Path) -> None:
+    table = from_run_dirs(old_run.parent)
+    assert table.problems == ()
+    (run,) = table.runs
+    assert run.run_id == RUN_ID and run.time_limit_s == 120.0
+    assert [e.kind for e in run.events] == ["initial", "agent", "agent", "final"]
+    final = run.events[-1]
+    assert final.valid and math.isclose(final.normalized, 0.543, abs_tol=1e-9)
