@@ -308,4 +308,5 @@ def show(run_ref: str, as_json: bool) -> None:
         table.add_row(key, value)
     out.print(table)
     print_log(the_run.run_dir)
+    print_run_notes(the_run, out, with_anchors=False)  # the table has the anchors
     show_section(the_run.run_dir, out)

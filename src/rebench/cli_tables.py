@@ -181,15 +181,21 @@ def run_notes(record: RunRecord, entries: Sequence[ScoreEntry], timing: bool) ->
     return notes
 
 
-def print_run_notes(the_run: Run) -> None:
-    """`run_notes` under a finished run's score (stderr: stdout stays the result)."""
+def print_run_notes(the_run: Run, console: Console | None = None,
+                    with_anchors: bool = True) -> None:
+    """`run_notes` under a run's score (by default on stderr: stdout stays the result)."""
     from rich.markup import escape
 
-    from rebench.cli_common import console
+    from rebench.cli_common import console as stderr_console
     from rebench.core.discovery import load_spec
+    from rebench.core.errors import RebenchError
 
     record = the_run.record
-    # calibration_sd_limit marks a timing environment (core/spec.py)
-    timing = load_spec(record.env_id).profile(record.profile).calibration_sd_limit is not None
-    for note in run_notes(record, the_run.entries(), timing):
-        console.print(f"[dim]note:[/] {escape(note)}", highlight=False, soft_wrap=True)
+    try:  # calibration_sd_limit marks a timing environment (core/spec.py)
+        timing = load_spec(record.env_id).profile(record.profile).calibration_sd_limit is not None
+    except RebenchError:  # a recorded run of an environment no longer found here
+        timing = False
+    notes = run_notes(record, the_run.entries(), timing)
+    for note in notes if with_anchors else notes[1:]:
+        (console or stderr_console).print(f"[dim]note:[/] {escape(note)}", highlight=False,
+                                          soft_wrap=True)

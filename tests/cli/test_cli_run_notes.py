@@ -9,6 +9,7 @@ import math
 from pathlib import Path
 from typing import Any
 
+import pytest
 from click.testing import CliRunner
 
 from rebench.cli import main
@@ -85,3 +86,23 @@ def test_rebench_run_prints_the_notes_under_the_score(toy_env: str, tmp_path: Pa
     for phase in ("the t=0 official score of the starting solution", "t=0 official score "
                   "done: valid", "the agent's turn (", "final official score: normalized"):
         assert phase in result.stderr, result.stderr
+
+
+def test_show_says_which_scores_a_busy_machine_took(toy_env: str, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from rebench.harness import scorer_process
+
+    monkeypatch.setattr(scorer_process.ScorerUsage, "contended", property(lambda _: True))
+    env = {"REBENCH_RUNS": str(tmp_path / "runs"), "COLUMNS": "200"}
+    ran = CliRunner().invoke(main, ["run", toy_env, "--agent", "start", "--budget", "30s",
+                                    "--isolation", "local"], env=env)
+    assert ran.exit_code == 0, ran.output
+    run_dir = next((tmp_path / "runs").glob("toy_probe-*"))
+    scores = len((run_dir / "protected" / "score_log.jsonl").read_text().splitlines())
+    busy = f"{scores} of {scores} scores were taken on a busy machine"
+    assert busy in ran.stderr, ran.stderr
+    shown = CliRunner().invoke(main, ["show", run_dir.name], env=env)
+    assert shown.exit_code == 0, shown.output
+    flat = " ".join(shown.stdout.split())
+    assert f"note: {busy}" in flat, shown.stdout
+    assert "note: normalized with anchors" not in flat  # the table has them
