@@ -161,8 +161,11 @@ def event_progress(event: dict[str, Any]) -> tuple[str, str] | None:
     files, service calls: an agent makes hundreds)."""
     kind = event.get("type")
     score = event.get("normalized")
+    message = event.get("message")
+    checked = isinstance(message, dict) and message.get("valid") is True
+    # No number but a valid verdict: a check where the environment hides scores.
     shown = (f"normalized {score:.3f}" if isinstance(score, (int, float)) else
-             "valid, score not shown" if event.get("valid") else "no valid score")
+             "valid (a check; no score shown)" if checked else "no valid score")
     if kind == "run_start":
         return "step", "the t=0 official score of the starting solution (sandboxed)"
     if kind == "agent_start":

@@ -59,7 +59,9 @@ def test_a_runs_phases_and_official_scores_show_as_they_happen(tmp_path: Path) -
             log.open("a") as handle:
         handle.write('{"type": "run_resume"}\n{"type": "agent_start", "time_left_s": 42}'
                      '\n{"type": "exec", "cmd": "ls"}\n{"type": "score", "index": 3, '
-                     '"valid": true, "normalized": 0.51}\n{"type": "agent_end"}\n'
+                     '"valid": true, "normalized": 0.51}\n{"type": "score", "index": 4, '
+                     '"valid": false, "normalized": null, "message": {"valid": true}}\n'
+                     '{"type": "agent_end"}\n'
                      '{"type": "final_sc')  # a line half-written when polled
         handle.flush()
         time.sleep(2.5)
@@ -67,6 +69,7 @@ def test_a_runs_phases_and_official_scores_show_as_they_happen(tmp_path: Path) -
     lines = [line.split("] ", 1)[1] for line in console.export_text().splitlines()]
     assert lines == ["reference working on x", "the agent's turn (42 s left)",
                      "official score #3 asked by the agent: normalized 0.510",
+                     "official score #4 asked by the agent: valid (a check; no score shown)",
                      "the agent's turn is over; the final official score (the workspace, "
                      "scored in a sandbox)", "final official score: no valid score"], lines
 
