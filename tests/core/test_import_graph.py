@@ -5,6 +5,13 @@ function (a lazy import dodges a cycle at run time, not in the design); only imp
 (`rebench.environments.<id>.scoring`), which is no import statement and no edge.
 
 `cli` is the command line (rebench/cli*.py); every other unit is a first-level subpackage.
+
+File by file the graph has no cycles either, and there imports under `if TYPE_CHECKING:`
+count too: two modules that name each other's types, even for the type checker only, are
+one module split in the wrong place (issue 28 closed core/spec <-> core/service and
+scoring/context <-> scoring/contract). An import names the module it loads (`from pkg import
+mod` the submodule `pkg.mod`, `from pkg import Name` the package's `__init__`), not the parent
+packages that Python initialises on the way.
 """
 
 from __future__ import annotations
@@ -48,22 +55,26 @@ def _type_checking_only(tree: ast.Module) -> set[int]:
     return skipped
 
 
-def _imports(path: Path, module: str) -> Iterator[tuple[str, int]]:
-    """(imported module, line) of every import statement of a file, relative ones resolved."""
+def _imports(path: Path, module: str, *, type_checking: bool = False,
+             ) -> Iterator[tuple[str, int, tuple[str, ...]]]:
+    """(imported module, line, imported names) of every import statement of a file,
+    relative ones resolved; those under `if TYPE_CHECKING:` only when `type_checking`."""
     tree = ast.parse(path.read_text(), str(path))
-    skipped = _type_checking_only(tree)
+    skipped = set() if type_checking else _type_checking_only(tree)
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     for node in ast.walk(tree):
         if id(node) in skipped:
             continue
         if isinstance(node, ast.Import):
-            yield from ((alias.name, node.lineno) for alias in node.names)
+            yield from ((alias.name, node.lineno, ()) for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
+            names = tuple(alias.name for alias in node.names)
             if node.level:
                 base = package[:len(package) - node.level + 1]
-                yield ".".join([*base, *([node.module] if node.module else [])]), node.lineno
+                yield (".".join([*base, *([node.module] if node.module else [])]),
+                       node.lineno, names)
             elif node.module:
-                yield node.module, node.lineno
+                yield node.module, node.lineno, names
 
 
 def import_graph(root: Path) -> dict[str, dict[str, list[str]]]:
@@ -73,12 +84,43 @@ def import_graph(root: Path) -> dict[str, dict[str, list[str]]]:
         module = _module_name(path, root)
         source = _unit(module)
         graph.setdefault(source, {})
-        for target, line in _imports(path, module):
+        for target, line, _ in _imports(path, module):
             if target.split(".")[0] != root.name:
                 continue
             unit = _unit(target)
             if unit not in (source, root.name):
                 graph[source].setdefault(unit, []).append(f"{module}:{line}")
+    return graph
+
+
+def _loaded(target: str, names: tuple[str, ...], modules: set[str]) -> Iterator[str]:
+    """The modules of `modules` that importing `names` from `target` loads: a name that is
+    a submodule is that module, any other name is `target`'s own (its `__init__`);
+    `import a.b.c` loads the longest prefix that is a module."""
+    for name in names or ("",):
+        candidate = f"{target}.{name}" if name else target
+        if candidate not in modules:
+            candidate = target
+        while candidate and candidate not in modules:
+            candidate = candidate.rpartition(".")[0]
+        if candidate:
+            yield candidate
+
+
+def module_graph(root: Path) -> dict[str, dict[str, list[str]]]:
+    """module -> imported module -> where, over every module under `root` (a package
+    folder), imports under TYPE_CHECKING included."""
+    paths = {_module_name(path, root): path for path in sorted(root.rglob("*.py"))}
+    graph: dict[str, dict[str, list[str]]] = {}
+    for module, path in paths.items():
+        graph[module] = {}
+        for target, line, names in _imports(path, module, type_checking=True):
+            for loaded in _loaded(target, names, set(paths)):
+                if loaded == module:
+                    continue
+                where = graph[module].setdefault(loaded, [])
+                if f"{module}:{line}" not in where:
+                    where.append(f"{module}:{line}")
     return graph
 
 
@@ -160,6 +202,14 @@ def test_every_allowed_edge_still_exists_and_closes_a_cycle() -> None:
         assert any({a, b} <= g for g in cycles(graph)), f"{a} -> {b} closes no cycle: drop it"
 
 
+def test_no_cycle_between_modules() -> None:
+    """No allow-list here: discovery's edge into `environments` (allowed between packages)
+    reaches only the namespace package's `__init__`, which imports nothing back."""
+    graph = module_graph(SRC)
+    found = cycles(graph)
+    assert not found, "\n".join(explain(graph, *_pairs(g)[0]) for g in found)
+
+
 def _write(root: Path, files: Mapping[str, str]) -> None:
     for name, text in files.items():
         path = root / name
@@ -194,3 +244,33 @@ def test_the_checker_finds_lazy_and_relative_imports_and_skips_type_checking(
         "cycle agents -> harness -> agents", "  agents -> harness: rebench.agents.base:1",
         "  harness -> agents: rebench.harness.batch:2"]
     assert cycles(without(graph, {("harness", "agents"): "test"})) == []
+
+
+def test_the_module_checker_finds_type_only_and_lazy_cycles_inside_a_package(
+        tmp_path: Path) -> None:
+    """File by file, a cycle inside one subpackage is found, also when one side imports
+    only under TYPE_CHECKING or inside a function; `from pkg import mod` is the submodule,
+    `from pkg import Name` the package's `__init__`."""
+    root = tmp_path / "rebench"
+    _write(root, {
+        "__init__.py": "",
+        "core/__init__.py": "from rebench.core.spec import Spec\n",
+        "core/spec.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+                        "    from rebench.core.service import Ctx\n",
+        "core/service.py": "from .spec import Spec\n",
+        "scoring/__init__.py": "",
+        "scoring/context.py": "def f():\n    from rebench.scoring import contract\n",
+        "scoring/contract.py": "import rebench.scoring.context.inner\n",
+        "scoring/kit.py": "from rebench.core import Spec\n",
+    })
+    graph = module_graph(root)
+    assert graph["rebench.core.spec"] == {"rebench.core.service": ["rebench.core.spec:3"]}
+    assert graph["rebench.scoring.context"] == {
+        "rebench.scoring.contract": ["rebench.scoring.context:2"]}
+    assert graph["rebench.scoring.contract"] == {
+        "rebench.scoring.context": ["rebench.scoring.contract:1"]}
+    assert graph["rebench.scoring.kit"] == {"rebench.core": ["rebench.scoring.kit:1"]}
+    assert cycles(graph) == [{"rebench.core.service", "rebench.core.spec"},
+                             {"rebench.scoring.context", "rebench.scoring.contract"}]
+    assert import_graph(root) == {"rebench": {}, "core": {}, "scoring": {"core": [
+        "rebench.scoring.kit:1"]}}

@@ -1,4 +1,8 @@
-"""Environment specs: typed, frozen data. Behaviour lives elsewhere."""
+"""Environment specs: typed, frozen data. Behaviour lives elsewhere.
+
+The services an environment declares (`ServiceSpec`, started with a `ServiceContext` that
+holds the spec itself) live here too: a spec and its service declarations refer to each
+other, so they are one module; what a running service implements is core/service.py."""
 
 from __future__ import annotations
 
@@ -6,12 +10,15 @@ import dataclasses
 import enum
 import math
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
 
 from rebench.core.errors import SpecError, UnknownProfileError
 from rebench.core.feedback import NO_FEEDBACK, Feedback
-from rebench.core.service import ServiceSpec
+from rebench.core.service import Service
 
 ParamValue = int | float | str | bool
 P = typing.TypeVar("P")
@@ -144,7 +151,7 @@ class EnvironmentSpec:
     # Modules of the environment's package (e.g. "child") that untrusted children import
     # inside the sandbox; only these are copied into its child runtime (sandbox/runtime.py).
     child_modules: tuple[str, ...] = ()
-    # Run-scoped trusted services the agent may call (core/service.py, services/host.py).
+    # Run-scoped trusted services the agent may call (ServiceSpec below, services/host.py).
     services: tuple[ServiceSpec, ...] = ()
     # The typed, frozen dataclass of the profiles' params (checked at load): trusted code
     # reads `profile.params_as(params_type)` instead of a dict of numbers.
@@ -179,3 +186,39 @@ class EnvironmentSpec:
             raise UnknownProfileError(
                 f"environment {self.id} has no profile {name!r} (known: {known})"
             ) from None
+
+
+def _no_pause() -> AbstractContextManager[None]:
+    return nullcontext()
+
+
+@dataclass(frozen=True)
+class ServiceContext:
+    """What a service gets when it starts: the run's environment and profile, the prepared
+    assets (protected ones included: the service is trusted), a private scratch folder,
+    `emit(type, fields)` to write its own events, and `clock_paused()`, a context manager
+    under which the agent's working clock stands still (upstream retries, rate limits)."""
+
+    spec: EnvironmentSpec
+    profile: Profile
+    assets_dir: Path
+    scratch_dir: Path
+    emit: Callable[[str, Mapping[str, Any]], None] = lambda kind, fields: None
+    clock_paused: Callable[[], AbstractContextManager[None]] = _no_pause
+
+
+@dataclass(frozen=True)
+class ServiceSpec:
+    """A service an environment declares. `name` is how the agent calls it
+    (`rebench-service NAME '{json}'`); `start` builds it; `max_calls` caps the calls of a
+    run (None: no cap); requests are at most `max_request_bytes` of JSON."""
+
+    name: str
+    description: str
+    start: Callable[[ServiceContext], Service]
+    max_calls: int | None = None
+    max_request_bytes: int = 1 << 20
+
+    def __post_init__(self) -> None:
+        if not self.name.isidentifier():
+            raise ValueError(f"service name {self.name!r} must be an identifier")

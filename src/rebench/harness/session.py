@@ -18,7 +18,7 @@ from typing import Any
 
 from rebench.core.errors import RebenchError, ScoringHarnessError
 from rebench.core.instructions import render_instructions
-from rebench.core.service import ServiceContext
+from rebench.core.spec import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.live_processes import live_processes
 from rebench.harness.records import ScoreEntry

@@ -8,8 +8,7 @@ from pathlib import Path
 from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import PREPARED_MARKER, env_cache_dir
-from rebench.core.service import ServiceContext
-from rebench.core.spec import EnvironmentSpec, Profile, SolutionRecipe
+from rebench.core.spec import EnvironmentSpec, Profile, ServiceContext, SolutionRecipe
 from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
 from rebench.scoring.context import profile_limits
 from rebench.services.host import ServiceHost

@@ -8,11 +8,12 @@ from rebench.core.score import ScoreResult
 from rebench.scoring.context import (
     PrepareContext,
     ProgressFn,
+    ScoreKind,
     ScoringContext,
     no_progress,
     profile_limits,
 )
-from rebench.scoring.contract import Preparer, ScoreKind, Scorer
+from rebench.scoring.contract import Preparer, Scorer
 
 __all__ = [
     "PrepareContext",

@@ -1,7 +1,9 @@
-"""What an environment's scorer and prepare step receive."""
+"""What an environment's scorer and prepare step receive, and why a score is taken
+(the protocols they implement over these: scoring/contract.py)."""
 
 from __future__ import annotations
 
+import enum
 import json
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +14,17 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.limits import Limits
 from rebench.sandbox.runtime import env_child_modules
-from rebench.scoring.contract import ScoreKind
+
+
+class ScoreKind(enum.Enum):
+    """Why a score is taken. INITIAL: the starting solution at t=0; REQUESTED: the agent
+    asked (an environment may make these cheap checks, e.g. validity only, when its score
+    is hidden); FINAL: at the end of the run, and for `evaluate`/`calibrate`. The values are
+    what the score log records in `kind`."""
+
+    INITIAL = "initial"
+    REQUESTED = "agent"
+    FINAL = "final"
 
 
 def profile_limits(profile: Profile) -> Limits:
@@ -29,7 +41,7 @@ class ScoringContext:
     data or executed only through the untrusted runners (`scoring.runner.run_child`,
     `scoring.interactive.start_interactive`). `assets_dir` holds the prepared assets
     (`public/` as the agent saw them, `protected/` held-out data). `scratch_dir` is private
-    to the trusted scorer. `kind` says why the score is taken (contract.ScoreKind).
+    to the trusted scorer. `kind` says why the score is taken (ScoreKind, above).
     Untrusted children run under the profile's limits, in
     sandboxes that `close` kills (the scorer process calls it when the score is done).
     """

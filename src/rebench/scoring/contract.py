@@ -1,26 +1,16 @@
-"""The scoring contract every environment implements: score kinds and the protocols its
-`scoring.py` and `prepare.py` satisfy (checked by mypy where an environment declares
-`SCORER: Scorer = score` and `PREPARER: Preparer = prepare`, and by `rebench validate`)."""
+"""The scoring contract every environment implements: the protocols its `scoring.py` and
+`prepare.py` satisfy (checked by mypy where an environment declares `SCORER: Scorer = score`
+and `PREPARER: Preparer = prepare`, and by `rebench validate`), over what they receive
+(scoring/context.py, which also defines the score kinds: a scoring context carries its kind)."""
 
 from __future__ import annotations
 
-import enum
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from rebench.core.score import ScoreResult
-    from rebench.scoring.context import PrepareContext, ScoringContext
+from rebench.core.score import ScoreResult
+from rebench.scoring.context import PrepareContext, ScoreKind, ScoringContext
 
-
-class ScoreKind(enum.Enum):
-    """Why a score is taken. INITIAL: the starting solution at t=0; REQUESTED: the agent
-    asked (an environment may make these cheap checks, e.g. validity only, when its score
-    is hidden); FINAL: at the end of the run, and for `evaluate`/`calibrate`. The values are
-    what the score log records in `kind`."""
-
-    INITIAL = "initial"
-    REQUESTED = "agent"
-    FINAL = "final"
+__all__ = ["Preparer", "ScoreKind", "Scorer"]
 
 
 class Scorer(Protocol):

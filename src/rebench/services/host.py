@@ -18,7 +18,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rebench.core.service import Reply, Service, ServiceContext, ServiceSpec
+from rebench.core.service import Reply, Service
+from rebench.core.spec import ServiceContext, ServiceSpec
 from rebench.services.client import SERVICES_MOUNT
 
 __all__ = ["SERVICES_MOUNT", "ServiceHost"]

@@ -9,8 +9,7 @@ from typing import Any
 
 import pytest
 
-from rebench.core.service import ServiceContext
-from rebench.core.spec import EnvironmentSpec
+from rebench.core.spec import EnvironmentSpec, ServiceContext
 from rebench.environments.nanogpt_chat_rl.judge import OfflineJudge
 from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
 from rebench.environments.nanogpt_chat_rl.service import JudgeService
@@ -128,7 +127,7 @@ def test_a_burst_of_concurrent_calls_never_exceeds_the_allowance(
 def test_a_burst_through_the_service_host(chat_spec: EnvironmentSpec, tmp_path: Any) -> None:
     """The same burst through the harness's service host (its socket server answers each
     connection in its own thread), with the host's call meter beside ours."""
-    from rebench.core.service import ServiceSpec
+    from rebench.core.spec import ServiceSpec
     from rebench.services.host import ServiceHost
 
     profile = chat_spec.profile("cpu")

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from rebench.core.discovery import load_spec
-from rebench.core.service import ServiceContext
+from rebench.core.spec import ServiceContext
 from rebench.environments.small_scaling_law import service as service_module
 from rebench.environments.small_scaling_law.service import (
     MAX_RUNNING,

@@ -6,8 +6,14 @@ labelled set the agent never gets)."""
 from __future__ import annotations
 
 from rebench.core.feedback import Feedback
-from rebench.core.service import ServiceSpec
-from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile, SolutionRecipe
+from rebench.core.spec import (
+    Aggregation,
+    Direction,
+    EnvironmentSpec,
+    Profile,
+    ServiceSpec,
+    SolutionRecipe,
+)
 from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
 from rebench.environments.nanogpt_chat_rl.service import start_judge
 

@@ -22,7 +22,8 @@ import time
 from collections.abc import Mapping
 from typing import Any
 
-from rebench.core.service import Reply, ServiceContext
+from rebench.core.service import Reply
+from rebench.core.spec import ServiceContext
 from rebench.environments.nanogpt_chat_rl.judge import MAX_RESPONSE_CHARS, Judge, judge_endpoint
 from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
 from rebench.environments.nanogpt_chat_rl.world import load_judge

@@ -6,13 +6,13 @@ from the agent and the last answer counts."""
 from __future__ import annotations
 
 from rebench.core.feedback import Feedback
-from rebench.core.service import ServiceSpec
 from rebench.core.spec import (
     Aggregation,
     Direction,
     EnvironmentSpec,
     ParamValue,
     Profile,
+    ServiceSpec,
     SolutionRecipe,
 )
 from rebench.environments.small_scaling_law.service import start_experiments

@@ -25,7 +25,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from rebench.core.service import Reply, ServiceContext
+from rebench.core.service import Reply
+from rebench.core.spec import ServiceContext
 from rebench.environments.small_scaling_law.assets import load_protected
 from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
 from rebench.sandbox.limits import Limits, ProcessGroup, launcher_argv, rlimits_for

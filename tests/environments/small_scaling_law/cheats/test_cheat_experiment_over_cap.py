@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from rebench.core.service import ServiceContext
-from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.core.spec import EnvironmentSpec, Profile, ServiceContext
 from rebench.environments.small_scaling_law.assets import load_protected
 from rebench.environments.small_scaling_law.service import Experiments, start_experiments
 
