@@ -18,6 +18,7 @@ import pytest
 
 from rebench.analysis.sources import from_run_dirs
 from rebench.core.normalize import Anchors
+from rebench.core.spec import Direction
 from rebench.harness.records import (
     Outcome,
     RunRecord,
@@ -50,6 +51,7 @@ def test_the_old_record_reads_back_to_the_same_json(old_run: Path) -> None:
     record = RunRecord.load(old_run / "run.json")
     assert record.to_json() == stored
     assert record.status is RunStatus.FINISHED and record.outcome is Outcome.OK
+    assert record.direction is Direction.HIGHER
     for line in (old_run / "protected" / "score_log.jsonl").read_text().splitlines():
         data = json.loads(line)
         data.pop("hash")

@@ -9,6 +9,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rebench.core.spec import Direction
+
 
 class RunStatus(enum.Enum):
     """Where a run is in its life. INTERRUPTED: its harness was stopped (Ctrl-C, or an
@@ -96,7 +98,7 @@ class RunRecord:
     created_at: str
     status: RunStatus = RunStatus.CREATED
     aggregation: str = "best"
-    direction: str = "lower"
+    direction: Direction = Direction.LOWER
     finished_at: str | None = None
     working_s_used: float = 0.0
     final_normalized: float | None = None
@@ -115,6 +117,7 @@ class RunRecord:
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["status"] = self.status.value
+        data["direction"] = self.direction.value
         data["outcome"] = self.outcome.value if self.outcome else None
         return data
 
@@ -128,6 +131,7 @@ class RunRecord:
     def from_json(cls, data: dict[str, Any]) -> RunRecord:
         data = dict(data)
         data["status"] = RunStatus(data.get("status", "created"))
+        data["direction"] = Direction(data.get("direction", Direction.LOWER.value))
         data["outcome"] = Outcome(data["outcome"]) if data.get("outcome") else None
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})

@@ -26,7 +26,7 @@ from rebench.core.hardware import fingerprint
 from rebench.core.normalize import Anchors, aggregate, normalize
 from rebench.core.paths import runs_root
 from rebench.core.score import ScoreResult
-from rebench.core.spec import Aggregation, Direction, EnvironmentSpec, Profile
+from rebench.core.spec import Aggregation, EnvironmentSpec, Profile
 from rebench.harness import index
 from rebench.harness.clock import WorkingClock
 from rebench.harness.records import RunRecord, ScoreEntry
@@ -156,7 +156,7 @@ class Run:
         # working times only go forward).
         working = max(requested, entries[-1].working_s if entries else 0.0)
         result, digest = self._snapshot_and_score(kind, self.run_dir / snapshot_rel, notify)
-        norm = normalize(result.raw, self.anchors, Direction(self.record.direction))
+        norm = normalize(result.raw, self.anchors, self.record.direction)
         details = {**result.details, "snapshot_sha256": digest}
         if waited > 0.0:
             details["harness_wait_s"] = round(waited, 3)
@@ -251,7 +251,7 @@ def create_run(
         isolation=isolation.value,
         created_at=now_iso(),
         aggregation=spec.aggregation.value,
-        direction=spec.direction.value,
+        direction=spec.direction,
     )
     run = Run(run_dir, record, spec, profile)
     try:
