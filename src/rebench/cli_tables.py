@@ -122,9 +122,18 @@ def print_log(run_dir: object) -> None:
     table.add_column("message", no_wrap=True, overflow="ellipsis", ratio=1)
     for e in entries:
         table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
-                      fmt_number(e.normalized), "yes" if e.valid else "no",
-                      message_text(e.message))
+                      fmt_number(e.normalized), validity_text(e), message_text(e.message))
     out.print(table)
+
+
+def validity_text(entry: ScoreEntry) -> str:
+    """yes / no, or for a check where the environment hides scores (no number by design)
+    the check's verdict, marked as one: a plain "no" there read as an invalid submission."""
+    from rebench.harness.records import submission_valid
+
+    if entry.details.get("check_only"):
+        return f"{'yes' if submission_valid(entry) else 'no'} (check)"
+    return "yes" if entry.valid else "no"
 
 
 def message_text(message: object) -> str:

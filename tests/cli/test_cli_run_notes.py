@@ -105,4 +105,7 @@ def test_show_says_which_scores_a_busy_machine_took(toy_env: str, tmp_path: Path
     assert shown.exit_code == 0, shown.output
     flat = " ".join(shown.stdout.split())
     assert f"note: {busy}" in flat, shown.stdout
+    # toy_probe hides nothing, but its agent-asked score is a check (details.check_only)
+    checks = [line for line in shown.stdout.splitlines() if "│ agent " in line and "=" in line]
+    assert checks and all("yes (check)" in line for line in checks), shown.stdout
     assert "note: normalized with anchors" not in flat  # the table has them
