@@ -64,6 +64,7 @@ class ScoreRequest:
         _check(where, "kind", self.kind, ScoreKind)
 
     def to_json(self) -> dict[str, object]:
+        """The JSON form, with this version's `schema`."""
         return {"schema": SCHEMA_VERSION, "env_id": self.env_id, "profile": self.profile,
                 "solution_dir": str(self.solution_dir), "assets_dir": str(self.assets_dir),
                 "scratch_dir": str(self.scratch_dir), "isolation": self.isolation.value,
@@ -112,6 +113,8 @@ class ScoreReply:
         _check(where, "traceback", self.traceback, str)
 
     def to_json(self) -> dict[str, object]:
+        """The JSON form, with this version's `schema`: `result` (ScoreResult.to_json) or
+        `harness_error` and `traceback`."""
         if self.result is not None:
             return {"schema": SCHEMA_VERSION, "result": self.result.to_json()}
         return {"schema": SCHEMA_VERSION, "harness_error": self.harness_error,
