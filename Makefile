@@ -4,7 +4,7 @@ BIN := $(VENV)/bin
 ENV ?= triton_cumsum
 PROFILE ?= cpu
 
-.PHONY: setup demo test test-all check fmt
+.PHONY: setup demo test test-fast test-all check fmt
 
 setup:
 	@bash scripts/setup.sh
@@ -25,6 +25,14 @@ demo: setup
 # Default suite: everything but GPU tests (skipped without CUDA).
 test: setup
 	$(BIN)/python -m pytest -q --durations=15
+
+# The edit loop: no slow test, no environment prepare but the instant ones (a test that
+# needs one is skipped, saying which), and none of the suites that score real submissions
+# of an environment (goldens, cheats, degenerate policies, timing). Not what gates a
+# merge: `make test` is.
+FAST_IGNORE := $(foreach f,test_degenerate_policies.py triton_cumsum/test_triton_cumsum_cheats.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py   triton_cumsum/cheats,--ignore=tests/environments/$(f))
+test-fast: setup
+	REBENCH_TEST_TIER=fast $(BIN)/python -m pytest -q -m "not slow" $(FAST_IGNORE) --durations=10
 
 check: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -15,15 +15,32 @@ import pytest
 FIXTURE_ENVIRONMENTS = Path(__file__).resolve().parent / "fixtures" / "environments"
 
 
+# `make test-fast` (REBENCH_TEST_TIER=fast): no environment is prepared but those whose cpu
+# prepare takes a second; a test that needs another prepare is skipped with the reason
+# (REBENCH_PREPARE=never makes the prepare raise PrepareDisabledError, turned into a skip
+# below). `make test` prepares everything.
+FAST_TIER = os.environ.get("REBENCH_TEST_TIER", "").strip().lower() == "fast"
+CHEAP_PREPARES = ("triton_cumsum",)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     root = tmp_path_factory.mktemp("rebench-home")
-    names = ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION", "REBENCH_KEY_FILE")
+    names = ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION", "REBENCH_KEY_FILE",
+             "REBENCH_PREPARE")
     saved = {k: os.environ.get(k) for k in names}
     os.environ["REBENCH_CACHE"] = str(root / "cache")
     os.environ["REBENCH_RUNS"] = str(root / "runs")
     os.environ["REBENCH_CALIBRATION"] = str(root / "calibration.json")
     os.environ["REBENCH_KEY_FILE"] = str(root / "keys" / "score-log.key")
+    if FAST_TIER:
+        from rebench.core.discovery import load_spec
+        from rebench.harness.prepare import prepare_environment
+
+        for env_id in CHEAP_PREPARES:
+            spec = load_spec(env_id)
+            prepare_environment(spec, spec.profile("cpu"))
+        os.environ["REBENCH_PREPARE"] = "never"
     yield root
     for key, value in saved.items():
         if value is None:
@@ -40,6 +57,7 @@ def toy_env(monkeypatch: pytest.MonkeyPatch) -> str:
     from rebench.harness.prepare import prepare_environment
 
     monkeypatch.setenv("REBENCH_ENVIRONMENTS_PATH", str(FIXTURE_ENVIRONMENTS))
+    monkeypatch.delenv("REBENCH_PREPARE", raising=False)  # prepares in milliseconds
     assert "toy_probe" in environment_ids()
     spec = load_spec("toy_probe")
     prepare_environment(spec, spec.profile("cpu"))
@@ -74,3 +92,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # folders above the test, so a checkout in a folder named gpu skipped every test.
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+def _prepare_refused(outcome: object) -> None:
+    """In the fast tier, a test that needs a real environment prepared is skipped, saying
+    which (any other error stays an error)."""
+    from rebench.core.errors import PrepareDisabledError
+
+    excinfo = outcome.excinfo  # type: ignore[attr-defined]
+    if FAST_TIER and excinfo is not None and isinstance(excinfo[1], PrepareDisabledError):
+        outcome.force_exception(  # type: ignore[attr-defined]
+            pytest.skip.Exception(f"fast tier: {str(excinfo[1]).split(' and ')[0]}",
+                                  _use_item_location=True))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item: pytest.Item) -> Iterator[None]:
+    _prepare_refused((yield))
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> Iterator[None]:
+    _prepare_refused((yield))

@@ -213,6 +213,7 @@ def test_concurrent_attempts_on_a_node_wait_for_one_prepare(
     from rebench.scale.node import ensure_prepared
 
     monkeypatch.setenv("REBENCH_CACHE", str(tmp_path / "node-cache"))
+    monkeypatch.delenv("REBENCH_PREPARE", raising=False)  # this test is about preparing
     calls: list[float] = []
     real = env_prepare.prepare
 

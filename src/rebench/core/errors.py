@@ -21,6 +21,10 @@ class NotPreparedError(RebenchError):
     """The environment's assets are missing: run `rebench prepare` first."""
 
 
+class PrepareDisabledError(NotPreparedError):
+    """The assets are missing and $REBENCH_PREPARE=never forbids building them here."""
+
+
 class CalibrationError(RebenchError):
     """Calibration could not measure valid anchors."""
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import importlib
 import json
+import os
 import shutil
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 
-from rebench.core.errors import NotPreparedError
+from rebench.core.errors import NotPreparedError, PrepareDisabledError
 from rebench.core.hashing import file_sha256
 from rebench.core.paths import PREPARED_MARKER, env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile
@@ -43,6 +44,13 @@ def prepare_environment(
                 progress("assets already prepared", 1.0)
                 return assets
             progress("cached assets changed on disk: rebuilding", None)
+    if os.environ.get("REBENCH_PREPARE", "").strip().lower() == "never":
+        # Where building is not wanted (a node that must use assets prepared elsewhere,
+        # the fast test tier), say so instead of training for minutes.
+        raise PrepareDisabledError(
+            f"{spec.id} ({profile.name}) is not prepared (or its assets changed) and "
+            "REBENCH_PREPARE=never forbids preparing it here: run `rebench prepare "
+            f"{spec.id} --profile {profile.name}` where preparing is allowed")
     if assets.exists():
         shutil.rmtree(assets)
     (assets / "public").mkdir(parents=True)
