@@ -26,6 +26,7 @@ from rebench.harness.records import RunMark as RunMarkChoices
 if TYPE_CHECKING:
     from rebench.agents.base import Agent
     from rebench.core.spec import EnvironmentSpec
+    from rebench.harness.records import RunUsage
     from rebench.harness.run import Run
 
 
@@ -251,6 +252,18 @@ def mark(run_ref: str, mark: str, reason: str) -> None:
     out.print(f"run {run_dir.name} marked {mark}: {verdict}", highlight=False)
 
 
+def usage_lines(usage: RunUsage | None) -> list[tuple[str, str]]:
+    """`rebench show`'s lines for what a run used of the machine (records.RunUsage)."""
+    if usage is None:
+        return []
+    agent = ("not counted (no process group with CPU accounting: local isolation)"
+             if usage.agent_cpu_s is None else f"{usage.agent_cpu_s:.1f} s")
+    return [("agent cpu", agent),
+            ("scoring", f"{usage.scoring_cpu_s:.1f} cpu s, {usage.scoring_wall_s:.1f} wall s "
+                        f"over {usage.scorings} scores"),
+            ("gpu", "not measured")]
+
+
 def cost_lines(cost: dict[str, Any] | None) -> list[tuple[str, str]]:
     """`rebench show`'s lines for a run's cost (harness/costs.py): tokens per model, then
     dollars or the models the price table lacks."""
@@ -304,7 +317,7 @@ def show(run_ref: str, as_json: bool) -> None:
         table.add_row("mark", f"{operator_mark.mark.value} {operator_mark.reason}".strip())
     table.add_row("anchors", anchors_text(record.anchors))
     table.add_row("score", fmt_number(record.final_normalized))
-    for key, value in cost_lines(record.cost):
+    for key, value in cost_lines(record.cost) + usage_lines(record.usage):
         table.add_row(key, value)
     out.print(table)
     print_log(the_run.run_dir)

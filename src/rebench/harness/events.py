@@ -39,6 +39,8 @@ EVENT_TYPES = frozenset({
     "initial_score",
     # what the run's model calls cost (tokens per model, dollars from the user's prices)
     "cost",
+    # what the run used of the machine (records.RunUsage), at its end
+    "usage",
 })
 
 

@@ -26,7 +26,14 @@ from typing import IO
 from rebench.core.errors import RunError, ScoringHarnessError
 from rebench.harness.clock import save_clock
 from rebench.harness.events import EventLog
-from rebench.harness.records import Outcome, RunStatus, ScoreEntry, classify, valid_rate
+from rebench.harness.records import (
+    Outcome,
+    RunStatus,
+    RunUsage,
+    ScoreEntry,
+    classify,
+    valid_rate,
+)
 from rebench.harness.run import Run, now_iso
 from rebench.harness.session import Session
 from rebench.scoring.contract import ScoreKind
@@ -249,7 +256,9 @@ def finish_run(run: Run, events: EventLog | None = None) -> float:
         entries = run.entries()
         run.record.valid_rate = valid_rate(entries)
         run.record.outcome = classify(run.record, entries)
+        run.record.usage = (run.record.usage or RunUsage()).with_scores(entries)
         run.save()
+        events.emit("usage", **run.record.usage.to_json())
         events.emit("run_end", final_normalized=run.record.final_normalized,
                     outcome=run.record.outcome.value, valid_rate=run.record.valid_rate,
                     fsync=True)

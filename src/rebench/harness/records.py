@@ -5,7 +5,7 @@ from __future__ import annotations
 import enum
 import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -81,6 +81,49 @@ def save_mark(run_dir: Path, mark: OperatorMark) -> None:
     tmp.replace(path)
 
 
+@dataclass(frozen=True)
+class RunUsage:
+    """What a run used of the machine (issue 32). `agent_cpu_s`: CPU-seconds of the agent's
+    sandbox (its process group: every process the agent started, services run in it
+    included), summed over the run's sessions; None where the sandbox keeps no group with
+    CPU accounting (local isolation). `scoring_cpu_s` and `scoring_wall_s`: the official
+    scorer processes' CPU-seconds (children included) and wall seconds, summed over the
+    run's scores (the t=0 one too: it is the harness's). GPU-seconds are not measured."""
+
+    agent_cpu_s: float | None = None
+    scoring_cpu_s: float = 0.0
+    scoring_wall_s: float = 0.0
+    scorings: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"agent_cpu_s": None if self.agent_cpu_s is None else round(self.agent_cpu_s, 3),
+                "scoring_cpu_s": round(self.scoring_cpu_s, 3),
+                "scoring_wall_s": round(self.scoring_wall_s, 3), "scorings": self.scorings}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunUsage:
+        agent = data.get("agent_cpu_s")
+        return cls(None if agent is None else float(agent), float(data.get("scoring_cpu_s", 0)),
+                   float(data.get("scoring_wall_s", 0)), int(data.get("scorings", 0)))
+
+    def with_agent_cpu(self, seconds: float | None) -> RunUsage:
+        """This usage with one more session's sandbox CPU-seconds added (None adds
+        nothing: a session without accounting leaves what earlier ones counted)."""
+        if seconds is None:
+            return self
+        return replace(self, agent_cpu_s=(self.agent_cpu_s or 0.0) + seconds)
+
+    def with_scores(self, entries: list[ScoreEntry]) -> RunUsage:
+        """This usage with the scoring totals of `entries` (the whole score log)."""
+        cpu = sum(_number(e.details.get("scorer_cpu_s")) for e in entries)
+        wall = sum(_number(e.details.get("scoring_wall_s")) for e in entries)
+        return replace(self, scoring_cpu_s=cpu, scoring_wall_s=wall, scorings=len(entries))
+
+
+def _number(value: object) -> float:
+    return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
+
+
 @dataclass
 class RunRecord:
     """The contents of runs/<run_id>/run.json."""
@@ -112,6 +155,9 @@ class RunRecord:
     valid_rate: float | None = None
     # What its model calls cost (harness/costs.py RunCost.to_json), where known.
     cost: dict[str, Any] | None = None
+    # What it used of the machine (RunUsage); absent from run.json until measured (runs
+    # written before it was recorded read back unchanged).
+    usage: RunUsage | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -119,6 +165,10 @@ class RunRecord:
         data["status"] = self.status.value
         data["direction"] = self.direction.value
         data["outcome"] = self.outcome.value if self.outcome else None
+        if self.usage is None:
+            del data["usage"]
+        else:
+            data["usage"] = self.usage.to_json()
         return data
 
     @property
@@ -133,6 +183,8 @@ class RunRecord:
         data["status"] = RunStatus(data.get("status", "created"))
         data["direction"] = Direction(data.get("direction", Direction.LOWER.value))
         data["outcome"] = Outcome(data["outcome"]) if data.get("outcome") else None
+        usage = data.get("usage")
+        data["usage"] = RunUsage.from_json(usage) if isinstance(usage, dict) else None
         known = {f for f in cls.__dataclass_fields__}
         return cls(**{k: v for k, v in data.items() if k in known})
 

@@ -21,7 +21,7 @@ from rebench.core.instructions import render_instructions
 from rebench.core.spec import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
 from rebench.harness.live_processes import live_processes
-from rebench.harness.records import ScoreEntry
+from rebench.harness.records import RunUsage, ScoreEntry
 from rebench.harness.run import Run
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.process import kill_group
@@ -52,6 +52,7 @@ class Session:
         self._on_close: list[Callable[[], None]] = []
         self._end_turn: Callable[[], None] = self.close
         self._tracked_lock = threading.Lock()
+        self._usage_counted = False
         run.clock.start()
 
     @property
@@ -170,10 +171,16 @@ class Session:
         self._on_close.append(release)
 
     def close(self) -> None:
-        """Kill every process of the agent; later scores freeze nothing; release what was
-        registered with `on_close` (last first)."""
+        """Kill every process of the agent; later scores freeze nothing; count the CPU the
+        sandbox used into the run's record (once); release what was registered with
+        `on_close` (last first)."""
         self.run.agent_sandbox = None
         self.kill_tracked()
+        with self._tracked_lock:
+            counted, self._usage_counted = self._usage_counted, True
+        if not counted:
+            usage = self.run.record.usage or RunUsage()
+            self.run.record.usage = usage.with_agent_cpu(self.sandbox.cpu_seconds())
         self.sandbox.destroy()
         self.services.close()
         while self._on_close:

@@ -98,3 +98,9 @@ class Sandbox(Protocol):
         """Whether the kernel's out-of-memory killer ended a process of this sandbox (False
         where that cannot be known)."""
         ...
+
+    def cpu_seconds(self) -> float | None:
+        """CPU-seconds used so far by every process that ran in this sandbox (exited ones
+        included); None where nothing counts them (local isolation, no cgroup accounting,
+        or no process ever started)."""
+        ...

@@ -292,6 +292,12 @@ class BwrapSandbox:
     def oom_killed(self) -> bool:
         return self.group().oom_killed()
 
+    def cpu_seconds(self) -> float | None:
+        # Never makes a group: reading a destroyed sandbox's usage must not leave a new one.
+        with self._lock:
+            group = self._group
+        return group.cpu_seconds() if group is not None else None
+
     def create(self) -> None:
         """Make the workdir and start the sandbox; SandboxUnavailableError if bwrap cannot
         run here."""

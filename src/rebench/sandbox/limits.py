@@ -28,7 +28,8 @@ from pathlib import Path
 from rebench.sandbox.proctree import stop_tree
 
 _CGROUP_FS = Path("/sys/fs/cgroup")
-_V1_CONTROLLERS = ("memory", "pids", "freezer")
+# cpuacct only counts (the CPU-seconds a run used, issue 32); it limits nothing.
+_V1_CONTROLLERS = ("memory", "pids", "freezer", "cpuacct")
 _FREEZE_TIMEOUT_S = 5.0
 _FREEZE_RETRY_S = 0.05
 _counter = itertools.count()
@@ -104,6 +105,21 @@ class ProcessGroup:
                     return True
             return _read(folder / "memory.failcnt") not in ("", "0")
         return False
+
+    def cpu_seconds(self) -> float | None:
+        """CPU-seconds used so far by every process that ran in the group (exited ones
+        included); None where the group has no CPU accounting (the fallback, or a v1
+        host without cpuacct)."""
+        if "v2" in self.dirs:
+            for line in _read(self.dirs["v2"] / "cpu.stat").splitlines():
+                name, _, value = line.partition(" ")
+                if name == "usage_usec" and value.strip().isdigit():
+                    return int(value) / 1e6
+            return None
+        if "cpuacct" in self.dirs:
+            usage = _read(self.dirs["cpuacct"] / "cpuacct.usage")
+            return int(usage) / 1e9 if usage.isdigit() else None
+        return None
 
     def procs_files(self) -> list[str]:
         """The files a process writes its pid to, to join the group."""

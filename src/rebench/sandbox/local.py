@@ -102,6 +102,10 @@ class LocalSandbox:
         """False: without a group, an out-of-memory kill cannot be told from a crash."""
         return False
 
+    def cpu_seconds(self) -> float | None:
+        """None: local processes are counted by no group of the run."""
+        return None
+
     def read_file(self, path: str) -> bytes:
         """Read a workdir file; absolute paths, `..` and links anywhere on the way are
         refused, race-free (safefs)."""
