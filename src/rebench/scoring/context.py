@@ -14,6 +14,7 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation, Sandbox, SandboxConfig, make_sandbox
 from rebench.sandbox.limits import Limits
 from rebench.sandbox.runtime import env_child_modules
+from rebench.scoring.kit import protected_dir, public_dir
 
 
 class ScoreKind(enum.Enum):
@@ -55,6 +56,16 @@ class ScoringContext:
     hidden: tuple[Path, ...] = ()
     kind: ScoreKind = ScoreKind.FINAL
     _sandboxes: list[Sandbox] = field(default_factory=list, compare=False, repr=False)
+
+    @property
+    def protected_dir(self) -> Path:
+        """The held-out half of the prepared assets (no sandbox mounts it)."""
+        return protected_dir(self.assets_dir)
+
+    @property
+    def public_dir(self) -> Path:
+        """The half of the prepared assets that the agent's workspace may be given."""
+        return public_dir(self.assets_dir)
 
     def untrusted_sandbox(
         self,
@@ -135,11 +146,11 @@ class PrepareContext:
 
     @property
     def public_dir(self) -> Path:
-        return self.assets_dir / "public"
+        return public_dir(self.assets_dir)
 
     @property
     def protected_dir(self) -> Path:
-        return self.assets_dir / "protected"
+        return protected_dir(self.assets_dir)
 
     def record_anchors(self, starting_raw: float, reference_raw: float,
                        **how: object) -> None:

@@ -27,7 +27,6 @@ from pathlib import Path
 from typing import Literal
 
 import numpy as np
-import torch
 
 from rebench.assets import gpt as gpt_module
 from rebench.assets.data import MANIFEST, TokenSplits, token_splits
@@ -38,6 +37,7 @@ from rebench.assets.weights import WeightsError, load_base_model, save_state
 from rebench.environments.fix_embedding.corruption import Corruption, corrupt_to_target
 from rebench.environments.fix_embedding.environment import EmbeddingParams
 from rebench.scoring.context import PrepareContext
+from rebench.scoring.kit import torch_device
 
 # Offsets from the profile's seed for the two models and their batch streams. The seed is
 # public: it only makes training repeatable; nothing held out derives from it.
@@ -96,18 +96,12 @@ class _Phases:
         self.costs[phase] = round(time.process_time() - self.cpu - sum(self.costs.values()), 2)
 
 
-def _device(ctx: PrepareContext) -> torch.device:
-    if ctx.profile.gpus > 0 and torch.cuda.is_available():
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
 def _train_one(
     ctx: PrepareContext, phases: _Phases, name: Literal["large", "small"], splits: TokenSplits,
     seed: int, span: tuple[float, float],
 ) -> GPT:
     p = ctx.profile.params_as(EmbeddingParams)
-    device = _device(ctx)
+    device = torch_device(ctx.profile)
     tcfg = training_config(p, name, seed, bf16=device.type == "cuda")
     model = new_model(model_config(p, name, splits.vocab_size), p.seed + seed)
     every = max(1, tcfg.steps // 5)
@@ -175,7 +169,7 @@ def _build(ctx: PrepareContext, phases: _Phases, params: EmbeddingParams,
     small = _without_dropout(_train_one(ctx, phases, "small", splits, _SEED_SMALL, (0.75, 0.9)))
     large = _without_dropout(large)
 
-    test, device = splits.tokens("test"), _device(ctx)
+    test, device = splits.tokens("test"), torch_device(ctx.profile)
 
     def measure(model: GPT, windows: int) -> float:
         return evaluate(model, test, windows, params.eval_batch_size, device)

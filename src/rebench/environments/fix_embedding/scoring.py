@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import math
 import time
+from typing import Any
 
 import numpy as np
 import torch
@@ -28,6 +29,7 @@ from rebench.assets.submitted import (
 from rebench.assets.train import eval_windows, evaluate
 from rebench.core.score import ScoreResult
 from rebench.scoring.context import ScoringContext
+from rebench.scoring.kit import log_loss_score, rejected_loss, torch_device
 
 SOLUTION_FILE = "fixed_model.pth"
 
@@ -82,18 +84,10 @@ def input_free_loss(data: np.ndarray, n_windows: int, block: int) -> float:
     return float(-(p * np.log(p)).sum())
 
 
-def _device(ctx: ScoringContext) -> torch.device:
-    if ctx.profile.gpus > 0 and torch.cuda.is_available():
-        torch.backends.cuda.matmul.allow_tf32 = False  # exact fp32 evaluation
-        torch.backends.cudnn.allow_tf32 = False
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
 def score(ctx: ScoringContext) -> ScoreResult:
     """ln(held-out loss - c) of the submitted weights; NaN with a message if unusable."""
     start = time.monotonic()
-    protected = ctx.assets_dir / "protected"
+    protected = ctx.protected_dir
     record = json.loads((protected / "eval.json").read_text())
     cfg = GPTConfig.from_json(record["config"])
     model = load_model(ctx, cfg)
@@ -102,16 +96,13 @@ def score(ctx: ScoringContext) -> ScoreResult:
         return ScoreResult.invalid(reason, problem=text)
     test = np.memmap(protected / "test.bin", dtype=np.uint16, mode="r")
     loss = evaluate(model, test, int(record["eval_windows"]), int(record["eval_batch_size"]),
-                    _device(ctx))
+                    torch_device(ctx.profile, exact_fp32=True))
     floor = float(record["loss_floor"])
-    # details hold finite numbers only: they are written as strict JSON.
-    details = {"loss_floor": floor, "eval_windows": int(record["eval_windows"]),
-               "eval_s": round(time.monotonic() - start, 3)}
-    if not math.isfinite(loss):
-        return ScoreResult.invalid("nonfinite_loss", **details)
-    details["loss"] = loss
-    if loss <= floor:
-        return ScoreResult.invalid("below_floor", **details)
+    details: dict[str, Any] = {"loss_floor": floor, "eval_windows": int(record["eval_windows"]),
+                               "eval_s": round(time.monotonic() - start, 3)}
+    rejected = rejected_loss(loss, floor, details, nonfinite="nonfinite_loss")
+    if rejected is not None:
+        return rejected
     # A loss above what an input-free table gets counts as that table's: a model that
     # knows less about its input than token frequencies cannot rank above one that ignores
     # its input, and no input-free prediction can rank above the start (README).
@@ -120,6 +111,4 @@ def score(ctx: ScoringContext) -> ScoreResult:
     # On a corpus whose token frequencies alone reach below the floor (a user's tiny
     # corpus), the ceiling would leave no room above c: the loss is scored as it is.
     ceiling = unigram if unigram > floor else math.inf
-    raw = math.log(min(loss, ceiling) - floor)
-    return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
-                       details=details)
+    return log_loss_score(loss, floor, details, nonfinite="nonfinite_loss", ceiling=ceiling)

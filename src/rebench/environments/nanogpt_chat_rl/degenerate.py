@@ -24,6 +24,7 @@ import torch
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.environments.nanogpt_chat_rl import chat
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext, VerifyFn
+from rebench.scoring.kit import torch_device
 
 SOLUTION = "model.pth"
 # The response policies hold on both profiles (benchmarks/chat_rl_degenerate.py runs the
@@ -62,8 +63,7 @@ def _prompts(ctx: PolicyContext) -> list[str]:
 
 def _constant(phrase: str) -> Degenerate:
     def make(ctx: PolicyContext) -> None:
-        device = torch.device("cuda" if ctx.profile.gpus and torch.cuda.is_available()
-                              else "cpu")
+        device = torch_device(ctx.profile)
         if device.type == "cpu":
             torch.set_num_threads(1)
         model = _base(ctx).to(device)

@@ -50,6 +50,7 @@ from rebench.environments.nanogpt_chat_rl.tasks import (
     wrong_answer,
 )
 from rebench.scoring.context import PrepareContext
+from rebench.scoring.kit import torch_device
 
 
 @dataclass(frozen=True)
@@ -81,12 +82,6 @@ class ChatParams:
     def model_config(self) -> GPTConfig:
         return GPTConfig(vocab_size=chat.VOCAB_SIZE, block_size=self.block_size,
                          n_layer=self.n_layer, n_head=self.n_head, n_embd=self.n_embd)
-
-
-def _device(ctx: PrepareContext) -> torch.device:
-    if ctx.profile.gpus > 0 and torch.cuda.is_available():
-        return torch.device("cuda")
-    return torch.device("cpu")
 
 
 # Chunks of corpus prose per question-answer example in the pre-training stream (a chunk
@@ -168,7 +163,7 @@ def student_seed(seed: int) -> int:
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout)."""
     p = ctx.profile.params_as(ChatParams)
-    device = _device(ctx)
+    device = torch_device(ctx.profile)
     torch.set_num_threads(p.threads)
     wall, costs = time.monotonic(), dict[str, float]()
 

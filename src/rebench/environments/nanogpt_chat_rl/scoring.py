@@ -28,6 +28,7 @@ from rebench.environments.nanogpt_chat_rl.relevance import Dependence, prompt_de
 from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase, Task
 from rebench.environments.nanogpt_chat_rl.world import load_judge, load_world
 from rebench.scoring import ScoreResult, ScoringContext
+from rebench.scoring.kit import protected_dir, torch_device
 
 SOLUTION_FILE = "model.pth"
 OPPONENTS = ("base", "labelled")
@@ -55,7 +56,7 @@ def win_rates(judge: Judge, prompts: list[str], responses: list[str],
 
 
 def heldout_tasks(assets_dir: Path) -> list[Task]:
-    path = assets_dir / "protected" / "heldout.jsonl"
+    path = protected_dir(assets_dir) / "heldout.jsonl"
     return [Task(**json.loads(line)) for line in path.read_text().splitlines()]
 
 
@@ -94,7 +95,7 @@ def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING
     tasks = heldout_tasks(ctx.assets_dir)
     prompts = [t.prompt for t in tasks]
     if opponents is None:
-        opponents = json.loads((ctx.assets_dir / "protected" / "opponents.json").read_text())
+        opponents = json.loads((ctx.protected_dir / "opponents.json").read_text())
     torch.set_num_threads(ctx.profile.params_as(ChatParams).threads)
     responses = chat.sample(model, prompts,
                             generator=torch.Generator().manual_seed(student_seed(seed)))
@@ -106,13 +107,12 @@ def score(ctx: ScoringContext) -> ScoreResult:
     """Mean win rate against the two opponents; NaN with a message if model.pth is not
     the student's weights."""
     start = time.monotonic()
-    record = json.loads((ctx.assets_dir / "protected" / "eval.json").read_text())
+    record = json.loads((ctx.protected_dir / "eval.json").read_text())
     model = load_submitted_gpt(ctx.solution_dir / SOLUTION_FILE,
                                GPTConfig.from_json(record["config"]))
     if isinstance(model, str):
         return ScoreResult.invalid(_reason(model), why=model)
-    if ctx.profile.gpus > 0 and torch.cuda.is_available():
-        model = model.cuda()
+    model = model.to(torch_device(ctx.profile))
     try:
         rates, correct, dependence = score_model(model, ctx)
     except JudgeUnavailable as exc:

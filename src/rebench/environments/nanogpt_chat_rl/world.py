@@ -9,6 +9,7 @@ from rebench.core.paths import Endpoint
 from rebench.environments.nanogpt_chat_rl.fluency import FluencyModel
 from rebench.environments.nanogpt_chat_rl.judge import EndpointJudge, Judge, OfflineJudge
 from rebench.environments.nanogpt_chat_rl.tasks import KnowledgeBase
+from rebench.scoring.kit import protected_dir
 
 
 def load_judge(assets_dir: Path, endpoint: Endpoint | None) -> Judge:
@@ -21,12 +22,12 @@ def load_judge(assets_dir: Path, endpoint: Endpoint | None) -> Judge:
     kb = load_world(assets_dir)
     if kb is None:
         raise FileNotFoundError(f"no prepared world in {assets_dir}")
-    return OfflineJudge(kb, FluencyModel.load(assets_dir / "protected" / "fluency.npz"))
+    return OfflineJudge(kb, FluencyModel.load(protected_dir(assets_dir) / "fluency.npz"))
 
 
 def load_world(assets_dir: Path) -> KnowledgeBase | None:
     """The prepared world (countries' capitals, people's trades), or None if absent."""
-    path = assets_dir / "protected" / "world.json"
+    path = protected_dir(assets_dir) / "world.json"
     if not path.is_file():
         return None
     return KnowledgeBase.from_json(json.loads(path.read_text()))

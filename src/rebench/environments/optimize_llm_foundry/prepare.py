@@ -42,6 +42,7 @@ from rebench.environments.optimize_llm_foundry.pipeline import (
 )
 from rebench.environments.optimize_llm_foundry.rows import make_rows, write_jsonl
 from rebench.scoring.context import PrepareContext
+from rebench.scoring.kit import torch_device
 
 # The public rows' seed is fixed (the agent has them anyway); the held-out rows' is secret.
 _PUBLIC_ROWS_SEED = 20241115
@@ -80,10 +81,10 @@ def _pretrain(ctx: PrepareContext, tokens: np.ndarray, vocab: int) -> GPT:
     cfg = GPTConfig(vocab_size=vocab, block_size=p.block_size, n_layer=p.n_layer,
                     n_head=p.n_head, n_embd=p.n_embd)
     steps, lr = p.pretrain_steps, p.pretrain_lr
-    cuda = ctx.profile.gpus > 0 and torch.cuda.is_available()
+    device = torch_device(ctx.profile)
     tcfg = TrainConfig(steps=steps, batch_size=p.pretrain_batch_size, lr=lr,
                        min_lr=lr / 10, warmup_steps=max(1, steps // 20),
-                       seed=p.pretrain_seed, bf16=cuda)
+                       seed=p.pretrain_seed, bf16=device.type == "cuda")
     model = new_model(cfg, p.pretrain_seed)
 
     def report(step: int, loss: float) -> None:
@@ -91,7 +92,7 @@ def _pretrain(ctx: PrepareContext, tokens: np.ndarray, vocab: int) -> GPT:
             ctx.progress(f"pretraining the base model: step {step + 1}/{steps}, "
                          f"loss {loss:.3f}", 0.2 + 0.4 * (step + 1) / steps)
 
-    train(model, tokens, tcfg, torch.device("cuda" if cuda else "cpu"), report)
+    train(model, tokens, tcfg, device, report)
     return model.cpu()
 
 

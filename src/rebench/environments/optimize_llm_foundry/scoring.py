@@ -79,7 +79,7 @@ def _failed(run: ChildOutcome) -> str | None:
 
 def score(ctx: ScoringContext) -> ScoreResult:
     """ln(seconds of finetune.sh) when its weights match the reference; NaN otherwise."""
-    protected, public = ctx.assets_dir / "protected", ctx.assets_dir / "public"
+    protected, public = ctx.protected_dir, ctx.public_dir
     reference = _reference(protected)
     expected = expected_of(reference)
     work = ctx.scratch_dir / "work"

@@ -17,14 +17,12 @@ agent's evaluate.py prints it: the checks depend on the code only, never on held
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from rebench.core.hardware import load_stretch
 from rebench.core.score import ScoreResult
@@ -42,6 +40,7 @@ from rebench.environments.restricted_mlm.graph_check import (
     plan,
 )
 from rebench.scoring.context import ScoringContext
+from rebench.scoring.kit import log_loss_score, torch_device
 
 EVAL_FILE = "eval.json"
 
@@ -84,16 +83,9 @@ def checked_program(export: Export, eval_plan: EvalPlan) -> tuple[Program, Cost]
     return program, cost
 
 
-def _device(ctx: ScoringContext) -> torch.device:
-    if ctx.profile.gpus > 0 and torch.cuda.is_available():
-        torch.backends.cuda.matmul.allow_tf32 = False  # exact fp32 evaluation
-        return torch.device("cuda")
-    return torch.device("cpu")
-
-
 def score(ctx: ScoringContext) -> ScoreResult:
     """ln(held-out masked loss - c) of the snapshot's model; NaN with a reason if invalid."""
-    protected = ctx.assets_dir / "protected"
+    protected = ctx.protected_dir
     plan = EvalPlan.of(ctx.profile.params_as(MlmParams),
                        json.loads((protected / EVAL_FILE).read_text()))
     p = plan.params
@@ -112,7 +104,8 @@ def score(ctx: ScoringContext) -> ScoreResult:
         # forward); the multiply-add bound of plan() holds whatever the load.
         limit_s = p.eval_time_limit_s * load_stretch()
         details["eval_limit_s"] = round(limit_s, 1)
-        loss = masked_loss(program, export.tensors, windows, plan.masking(), _device(ctx),
+        loss = masked_loss(program, export.tensors, windows, plan.masking(),
+                           torch_device(ctx.profile, exact_fp32=True),
                            limit_s)
         details["eval_s"] = round(time.monotonic() - start, 2)
     except GraphError as exc:
@@ -122,10 +115,4 @@ def score(ctx: ScoringContext) -> ScoreResult:
 
 def _result(loss: float, p: MlmParams, details: dict[str, Any]) -> ScoreResult:
     details.update(loss=loss, loss_floor=p.loss_floor, eval_batches=p.eval_batches)
-    if not math.isfinite(loss):
-        return ScoreResult.invalid("not_finite", **details)
-    if loss <= p.loss_floor:
-        return ScoreResult.invalid("below_floor", **details)
-    raw = math.log(loss - p.loss_floor)
-    return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
-                       details=details)
+    return log_loss_score(loss, p.loss_floor, details, nonfinite="not_finite")

@@ -146,7 +146,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
     failed = import_check(ctx, rustc)
     if failed is not None:
         return ScoreResult.invalid("import_failed", **failed)
-    problems = load_problems(ctx.assets_dir / "protected" / HELD_OUT_FILE)
+    problems = load_problems(ctx.protected_dir / HELD_OUT_FILE)
     outcome, usage, label = _run_solution(ctx, problems, rustc)
     # The compile cache lives in the scorer's private scratch dir, out of the solution's reach.
     judge = Judge(ctx.scratch_dir / "build", sandboxed_runner(ctx, (rustc_sysroot(rustc),)),

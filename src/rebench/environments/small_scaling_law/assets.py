@@ -14,6 +14,7 @@ import numpy as np
 
 from rebench.assets.data import TokenSplits, offline_token_splits
 from rebench.core.errors import ScorerFault
+from rebench.scoring.kit import protected_dir
 
 META = "meta.json"
 LSTAR = "lstar.json"  # L* measured at prepare on this prepare's drawn setting
@@ -32,7 +33,7 @@ class ProtectedData:
 
 def load_protected(assets_dir: Path) -> ProtectedData:
     """Read protected/; a missing or broken file is our fault (ScorerFault), not the agent's."""
-    root = assets_dir / "protected"
+    root = protected_dir(assets_dir)
     try:
         meta = json.loads((root / META).read_text())
         train = np.memmap(root / "train.bin", dtype=np.uint16, mode="r")
@@ -47,7 +48,7 @@ def load_protected(assets_dir: Path) -> ProtectedData:
 def load_l_star(assets_dir: Path) -> float:
     """The best loss the prepare measured on the budget line of its drawn setting."""
     try:
-        points = json.loads((assets_dir / "protected" / LSTAR).read_text())["points"]
+        points = json.loads((protected_dir(assets_dir) / LSTAR).read_text())["points"]
         return float(min(float(p["loss"]) for p in points))
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise ScorerFault(f"small_scaling_law: no L* in the prepared assets ({exc}); "

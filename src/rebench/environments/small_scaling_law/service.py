@@ -30,6 +30,7 @@ from rebench.core.spec import ServiceContext
 from rebench.environments.small_scaling_law.assets import load_protected
 from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
 from rebench.sandbox.limits import Limits, ProcessGroup, launcher_argv, rlimits_for
+from rebench.scoring.kit import protected_dir
 
 _KEYS = {"n_embd", "max_iters", "lr"}
 CHILD_MODULE = "rebench.environments.small_scaling_law.experiment_child"
@@ -155,7 +156,7 @@ def child_trainer(recipe: Recipe, assets_dir: Path, limits: Limits,
                   timeout_s: float) -> TrainFn:
     """Train in a child process (experiment_child) that joins a process group of its own
     under `limits` and is killed after `timeout_s`."""
-    protected = assets_dir / "protected"
+    protected = protected_dir(assets_dir)
 
     def train(n_embd: int, max_iters: int, lr: float | None) -> dict[str, Any]:
         request = {"recipe": recipe.__dict__, "train_path": str(protected / "train.bin"),
