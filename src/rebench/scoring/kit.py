@@ -64,7 +64,7 @@ def log_loss_score(loss: float, floor: float, details: dict[str, Any], *, nonfin
                    ceiling: float = math.inf) -> ScoreResult:
     """`ln(min(loss, ceiling) - floor)` as the raw score (lower is better), the loss and the
     score rounded to 4 places as the message; invalid as `rejected_loss` says. `ceiling`
-    (above the floor) caps the loss that is scored (fix_embedding: at what an input-free
+    (above the floor) caps the loss that is scored (e.g. at what an input-free
     prediction gets)."""
     if not ceiling > floor:
         raise ValueError(f"ceiling {ceiling} is not above the floor {floor}")
