@@ -66,32 +66,52 @@ def _budgets(text: str | None) -> tuple[float, ...]:
               default=None, type=click.Choice(["low", "medium", "high"]),
               help="Leave out runs with integrity flags of this severity or worse "
               "(alone: high); see `rebench integrity`.")
+@click.option("--hacks", "hacks", type=click.Choice(["fail", "count", "exclude"]),
+              default="fail", show_default=True,
+              help="How hacked runs count (marked `rebench mark RUN hacked`, or flagged high "
+              "by the integrity rules): as failures (score 0), with their scores, or not at "
+              "all. With fail, the report shows the count number beside it where they differ.")
 def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
            out: Path | None, focus: str | None, budgets: str | None, n_boot: int, seed: int,
            title: str, include: tuple[str, ...], as_json: bool,
-           exclude_flagged: str | None) -> None:
+           exclude_flagged: str | None, hacks: str) -> None:
     """Score@k over time budgets, per-environment scores, trajectories and human baselines;
     runs of each profile apart, the paper's human experts only beside gpu-profile runs.
 
     Runs that were interrupted, crashed, ended early (human) or marked practice or aborted
     (`rebench mark`) are left out and listed; --include counts them. Exit status 2 on an
     error (no runs to report, unreadable input, an --out folder that cannot be written)."""
-    from rebench.integrity.runs import report_integrity
+    from rebench.integrity.hacks import (
+        HackPolicy,
+        apply_policy,
+        differing,
+        hacked_runs,
+        hacks_html,
+        hacks_json,
+    )
+    from rebench.integrity.runs import report_integrity, run_dirs
 
+    policy = HackPolicy(hacks)
     try:
         table = _load(runs_root, runs_db, csv_file,
                       frozenset(LeftOut(c) for c in include))
         table, integrity = report_integrity(table, runs_root, runs_db, csv_file is not None,
                                             exclude_flagged)
+        hacked = {} if csv_file is not None else hacked_runs(
+            table, run_dirs(runs_root, runs_db), integrity.reports)
         settings = ReportSettings(_budgets(budgets), parse_duration(focus) if focus else None,
                                   n_boot, seed, title)
         _require_runs(table)
-        result = build_reports(table, settings)
+        result = build_reports(apply_policy(table, hacked, policy), settings)
+        both_ways = differing(result, build_reports(
+            apply_policy(table, hacked, HackPolicy.COUNT), settings)) if (
+            hacked and policy is HackPolicy.FAIL) else []
         folder = None if as_json and out is None else _writable(
             out or (runs_root or runs_root_default()) / "report")
     except RebenchError as exc:
         raise ReportError(str(exc)) from None
-    data = {**reports_json(result), "integrity": integrity.to_json()}
+    data = {**reports_json(result), "integrity": integrity.to_json(),
+            "hacks": hacks_json(policy, hacked, both_ways)}
     if as_json:
         click.echo(json.dumps(data, indent=1, allow_nan=False))
     else:
@@ -103,7 +123,8 @@ def report(runs_root: Path | None, runs_db: Path | None, csv_file: Path | None,
             (folder / "report.json").write_text(json.dumps(data, indent=1, allow_nan=False)
                                                 + "\n")
             write_csv(table, folder / "events.csv")
-            _write_html(result, folder / "report.html", integrity.html(), quiet=as_json)
+            _write_html(result, folder / "report.html",
+                        hacks_html(policy, hacked, both_ways) + integrity.html(), quiet=as_json)
         except OSError as exc:
             raise ReportError(f"cannot write the report into {folder}: "
                               f"{exc.strerror or exc}") from None

@@ -229,10 +229,13 @@ def runs(env_id: str | None, limit: int, as_json: bool) -> None:
 @click.command()
 @click.argument("run_ref")
 @click.argument("mark", type=click.Choice([m.value for m in RunMarkChoices]))
-@click.option("--reason", default="", help="why (shown in the report's left-out note)")
+@click.option("--reason", "--why", "reason", default="",
+              help="why (kept in mark.json; shown in the report's notes)")
 def mark(run_ref: str, mark: str, reason: str) -> None:
-    """Mark run RUN_REF as practice or aborted (left out of reports by default), or ok
-    (counted again). The mark is kept in the run's mark.json; the run is not changed."""
+    """Mark run RUN_REF as practice or aborted (left out of reports by default), hacked (kept
+    with its evidence; reports count it as `--hacks` says, a failure by default), or ok
+    (counted again). The mark, who set it, when, and the marks it replaced are kept in the
+    run's mark.json; the run itself is not changed."""
     from datetime import UTC, datetime
 
     from rebench.cli_common import out
@@ -243,13 +246,28 @@ def mark(run_ref: str, mark: str, reason: str) -> None:
     run_dir = Path(run_ref) if Path(run_ref).is_dir() else runs_root() / run_ref
     if not (run_dir / "run.json").is_file():
         raise RunError(f"no run {run_ref!r} under {runs_root()}")
+    if mark == RunMark.HACKED.value and not reason.strip():
+        raise RunError("say why a run is marked hacked: --why TEXT (kept with the run)")
     stamp = datetime.now(UTC).isoformat(timespec="seconds")
     try:
-        save_mark(run_dir, OperatorMark(RunMark(mark), reason, stamp))
+        save_mark(run_dir, OperatorMark(RunMark(mark), reason, stamp, _operator()))
     except OSError as exc:
         raise RunError(f"cannot write the mark of {run_dir.name}: {exc}") from None
-    verdict = "counted in reports" if mark == "ok" else "left out of reports by default"
+    verdict = {"ok": "counted in reports",
+               "hacked": "kept with its evidence; reports count it as a failure by default "
+                         "(rebench report --hacks count|exclude)"}.get(
+        mark, "left out of reports by default")
     out.print(f"run {run_dir.name} marked {mark}: {verdict}", highlight=False)
+
+
+def _operator() -> str:
+    """The login name of whoever marks a run ("" where the system cannot say)."""
+    import getpass
+
+    try:
+        return getpass.getuser()
+    except (OSError, KeyError):
+        return ""
 
 
 def usage_lines(usage: RunUsage | None) -> list[tuple[str, str]]:

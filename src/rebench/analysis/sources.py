@@ -83,7 +83,8 @@ def agent_label(agent: str) -> str:
 def left_out_kind(record: RunRecord, run_dir: Path) -> tuple[LeftOut, str] | None:
     """Why the report leaves this finished or interrupted run out by default, if it does."""
     mark = load_mark(run_dir)
-    if mark is not None and mark.mark is not RunMark.OK:
+    # A hacked run is not left out here: the report's --hacks policy decides how it counts.
+    if mark is not None and mark.mark in (RunMark.PRACTICE, RunMark.ABORTED):
         kind = LeftOut.PRACTICE if mark.mark is RunMark.PRACTICE else LeftOut.ABORTED
         return kind, f"marked {mark.mark.value}" + (f" ({mark.reason})" if mark.reason else "")
     if record.status is RunStatus.INTERRUPTED:

@@ -37,11 +37,14 @@ class Outcome(enum.Enum):
 
 class RunMark(enum.Enum):
     """An operator's verdict on a run (`rebench mark RUN ...`): practice and aborted runs are
-    left out of the report by default; ok clears an earlier mark."""
+    left out of the report by default; a hacked run stays on disk with its evidence and
+    counts as the report's --hacks policy says (a failure by default); ok clears an earlier
+    mark."""
 
     OK = "ok"
     PRACTICE = "practice"
     ABORTED = "aborted"
+    HACKED = "hacked"
 
 
 # The operator's mark lives beside run.json, not in it: the harness rewrites run.json from
@@ -51,14 +54,27 @@ MARK_FILE = "mark.json"
 
 @dataclass(frozen=True)
 class OperatorMark:
-    """The contents of runs/<run_id>/mark.json."""
+    """The contents of runs/<run_id>/mark.json: the current mark, who set it, and the marks
+    it replaced (oldest first), so a reversed verdict keeps its reasons."""
 
     mark: RunMark
     reason: str
     marked_at: str  # ISO 8601 UTC
+    by: str = ""  # the operator's login name, where known
+    history: tuple[OperatorMark, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"mark": self.mark.value, "reason": self.reason, "marked_at": self.marked_at}
+        data: dict[str, Any] = {"mark": self.mark.value, "reason": self.reason,
+                                "marked_at": self.marked_at, "by": self.by}
+        if self.history:
+            data["history"] = [m.to_json() for m in self.history]
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> OperatorMark:
+        history = tuple(cls.from_json(h) for h in data.get("history", []) or [])
+        return cls(RunMark(data["mark"]), str(data.get("reason", "")),
+                   str(data.get("marked_at", "")), str(data.get("by", "")), history)
 
 
 def load_mark(run_dir: Path) -> OperatorMark | None:
@@ -66,16 +82,19 @@ def load_mark(run_dir: Path) -> OperatorMark | None:
     unreadable mark must not hide a run, so it counts as no mark)."""
     path = run_dir / MARK_FILE
     try:
-        data = json.loads(path.read_text())
-        return OperatorMark(RunMark(data["mark"]), str(data.get("reason", "")),
-                            str(data.get("marked_at", "")))
-    except (OSError, ValueError, KeyError, TypeError):
+        return OperatorMark.from_json(json.loads(path.read_text()))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
         return None
 
 
 def save_mark(run_dir: Path, mark: OperatorMark) -> None:
-    """Write mark.json atomically."""
+    """Write mark.json atomically; the mark it replaces (and its history) goes into the new
+    one's history."""
     path = run_dir / MARK_FILE
+    old = load_mark(run_dir)
+    if old is not None:
+        flat = replace(old, history=())
+        mark = replace(mark, history=(*old.history, flat, *mark.history))
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(mark.to_json(), indent=2) + "\n")
     tmp.replace(path)
