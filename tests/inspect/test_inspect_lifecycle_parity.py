@@ -69,7 +69,7 @@ def test_the_same_agent_gives_the_same_events_on_both_paths(toy_env: str,
     # CLI path's Inspect scorer ends the driver's turn: Session.end_turn).
     assert _sequence(cli) == _sequence(inspected) == [
         "run_start", "agent_start", "exec", "score", "cost", "agent_end", "final_score",
-        "run_end"]
+        "usage", "run_end"]
     for run in (cli, inspected):
         assert run.record.status is RunStatus.FINISHED
         assert run.record.agent == f"inspect:{MOCK}"
