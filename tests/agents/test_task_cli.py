@@ -15,12 +15,13 @@ from pathlib import Path
 
 from rebench.agents import task_cli
 from rebench.agents.human_shell import install_task_dir
+from rebench.core.pyparse import parse_python
 
 STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 
 def test_task_cli_imports_only_the_standard_library() -> None:
-    tree = ast.parse(Path(task_cli.__file__).read_text())
+    tree = parse_python(Path(task_cli.__file__).read_text())
     names = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import)
              for a in n.names}
     names |= {n.module.split(".")[0] for n in ast.walk(tree)

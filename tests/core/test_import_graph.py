@@ -22,6 +22,7 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import rebench
+from rebench.core.pyparse import parse_python
 
 SRC = Path(rebench.__file__).resolve().parent
 TOP = ("harness", "agents", "cli")  # never in a cycle with each other, allow-list or not
@@ -59,7 +60,7 @@ def _imports(path: Path, module: str, *, type_checking: bool = False,
              ) -> Iterator[tuple[str, int, tuple[str, ...]]]:
     """(imported module, line, imported names) of every import statement of a file,
     relative ones resolved; those under `if TYPE_CHECKING:` only when `type_checking`."""
-    tree = ast.parse(path.read_text(), str(path))
+    tree = parse_python(path.read_text(), str(path))
     skipped = set() if type_checking else _type_checking_only(tree)
     package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
     for node in ast.walk(tree):

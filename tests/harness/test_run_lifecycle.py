@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from rebench.agents.base import make_agent
+from rebench.core.pyparse import parse_python
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.records import RunStatus
@@ -75,7 +76,7 @@ def test_only_the_lifecycle_emits_lifecycle_events() -> None:
               "final_score", "run_end"}
     found: dict[str, set[str]] = {}
     for path in SRC.rglob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse_python(path.read_text())):
             if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
                     and node.func.attr == "emit" and node.args):
                 continue

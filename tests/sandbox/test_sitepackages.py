@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from rebench.core.discovery import environment_dir, environment_ids, load_spec
+from rebench.core.pyparse import parse_python
 from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
 from rebench.sandbox.bwrap import bwrap_available
 from rebench.sandbox.sitepackages import (
@@ -51,7 +52,7 @@ def _third_party_imports(env_id: str) -> set[str]:
     local = {p.stem for p in files} | {p.parent.name for p in files}
     out = set()
     for path in files:
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(parse_python(path.read_text())):
             names = [a.name for a in node.names] if isinstance(node, ast.Import) else (
                 [node.module] if isinstance(node, ast.ImportFrom) and node.module
                 and node.level == 0 else [])

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from rebench.assets.packages import missing_package_message
 from rebench.core.errors import RebenchError
+from rebench.core.pyparse import parse_python
 
 SPLITS = ("train", "val", "test")
 # Sources whose text may be held out: their distributions are never mounted in a sandbox
@@ -117,7 +118,7 @@ def pydoc_documents() -> Iterator[Document]:
     if spec is None or not spec.submodule_search_locations:
         raise CorpusError("pydoc_data not found in this Python installation")
     source = (Path(next(iter(spec.submodule_search_locations))) / "topics.py").read_text()
-    tree = ast.parse(source)
+    tree = parse_python(source)
     topics: dict[str, str] = {}
     for node in tree.body:
         if isinstance(node, ast.Assign | ast.AnnAssign):

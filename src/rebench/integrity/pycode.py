@@ -9,6 +9,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterable, Iterator
 
+from rebench.core.pyparse import parse_python
 from rebench.integrity.flags import Evidence, Flag, Severity
 from rebench.integrity.record import TextUnit, UnitKind
 
@@ -147,7 +148,7 @@ def python_flags(unit: TextUnit,
     if unit.kind is not UnitKind.FILE or not path.endswith(".py") or not unit.added_lines():
         return
     try:
-        tree = ast.parse(unit.text)
+        tree = parse_python(unit.text)
     except (SyntaxError, ValueError, RecursionError):
         return
     yield from cached_output_flags(unit, tree)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 from rust_cc_support import ENV_DIR
 
+from rebench.core.pyparse import parse_python
 from rebench.core.spec import EnvironmentSpec
 from rebench.environments.rust_codecontests_inference.prepare import EVAL_MODULES
 from rebench.harness.workspace import materialize_solution
@@ -22,7 +23,7 @@ THIRD_PARTY = {"openai"}
 
 def _imports(path: Path) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse_python(path.read_text())):
         if isinstance(node, ast.Import):
             found += [(alias.name, 0) for alias in node.names]
         elif isinstance(node, ast.ImportFrom):

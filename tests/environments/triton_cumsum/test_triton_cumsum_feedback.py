@@ -10,6 +10,7 @@ import shutil
 from pathlib import Path
 
 from rebench.core.discovery import environment_dir, load_spec
+from rebench.core.pyparse import parse_python
 from rebench.environments.triton_cumsum import degenerate
 from rebench.environments.triton_cumsum.environment import FEEDBACK
 from rebench.environments.triton_cumsum.protocol import CHILD_REASONS
@@ -21,7 +22,7 @@ ENV_DIR = environment_dir("triton_cumsum")
 def _codes_passed_to(names: set[str], path: Path) -> list[object]:
     """The first argument of every call to one of `names` in `path` (constants or not)."""
     found: list[object] = []
-    for node in ast.walk(ast.parse(path.read_text())):
+    for node in ast.walk(parse_python(path.read_text())):
         if isinstance(node, ast.Call) and node.args:
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
