@@ -39,7 +39,8 @@ def measure(env_id: str, profile_name: str) -> str:
     for name in ("starting", "reference"):
         with tempfile.TemporaryDirectory(prefix=f"rebench-cost-{name}-") as tmp:
             start = time.monotonic()
-            ws = materialize_solution(spec, profile, name, Path(tmp) / "ws", iso)
+            # rebuild: a build is measured even where the cache keeps one (harness/built.py)
+            ws = materialize_solution(spec, profile, name, Path(tmp) / "ws", iso, True)
             build_s = time.monotonic() - start
             start = time.monotonic()
             result = score_folder(spec, profile, ws, iso)

@@ -190,8 +190,16 @@ def _print_evaluation(evaluation: Any, as_json: bool) -> None:
 @profile_option
 @isolation_option
 @click.option("--json", "as_json", is_flag=True, help="print one JSON object")
-def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: bool) -> None:
+@click.option("--rebuild", is_flag=True,
+              help="build a named solution again instead of reusing the kept build "
+              "(also REBENCH_REBUILD=1)")
+def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: bool,
+             rebuild: bool) -> None:
     """Officially score a solution folder (no run, no log).
+
+    A named solution with a build command (a reference that trains a model) is built the
+    first time and kept in the cache; later evaluations reuse it until anything that
+    determines the build changes, or --rebuild.
 
     Exit status: 0 for a valid score, 1 when the score is invalid (NaN: the message says
     why), 2 for an error such as an unknown environment."""
@@ -210,7 +218,7 @@ def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: 
             ticker.step(f"scoring {folder} (official scoring, sandboxed)")
             evaluation = evaluate_folder(spec, prof, folder, iso)
         else:
-            evaluation = _evaluate_named(spec, prof, solution, iso, ticker)
+            evaluation = _evaluate_named(spec, prof, solution, iso, ticker, rebuild or None)
     _print_evaluation(evaluation, as_json)
     if not evaluation.result.valid:
         console.print("[red]invalid score[/]: the solution was not scored (see message)")
@@ -218,21 +226,20 @@ def evaluate(env_id: str, solution: str, profile: str, isolation: str, as_json: 
 
 
 def _evaluate_named(spec: Any, profile: Any, name: str, isolation: Any,
-                    ticker: Ticker) -> Any:
+                    ticker: Ticker, rebuild: bool | None) -> Any:
     """harness.evaluate.evaluate_named, step by step: the build of a named solution (the
-    reference trains a model) can take minutes, and the user must see which step runs.
+    reference trains a model) can take minutes, and the user must see which step runs
+    (materialize_solution says whether it builds or reuses the kept build, and where).
     The temporary workspace goes with the `with` block, also on Ctrl-C or SIGTERM."""
     import tempfile
 
     from rebench.harness.evaluate import evaluate_folder
-    from rebench.harness.workspace import materialize_solution, recipe_command
+    from rebench.harness.workspace import materialize_solution
 
-    recipe = spec.solutions[name]
     with tempfile.TemporaryDirectory(prefix=f"rebench-{name}-") as tmp:
-        build = recipe_command(recipe)
-        ticker.step(f"building the {name} solution"
-                    + (f" (`{build}`, at most {recipe.run_timeout_s:.0f} s)" if build else ""))
-        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
+        ticker.step(f"copying the {name} solution and the public assets into a workspace")
+        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation,
+                                         rebuild, ticker.step)
         ticker.step(f"scoring the {name} solution (official scoring, sandboxed)")
         return evaluate_folder(spec, profile, workspace, isolation)
 
@@ -254,8 +261,11 @@ def _calibration_step(ticker: Ticker, message: str) -> None:
 @click.option("--strict", is_flag=True, hidden=True,
               help="the default now (kept so that older scripts still run)")
 @isolation_option
+@click.option("--rebuild", is_flag=True,
+              help="build the starting and reference solutions again instead of reusing "
+              "the kept builds (also REBENCH_REBUILD=1)")
 def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict: bool,
-              isolation: str) -> None:
+              isolation: str, rebuild: bool) -> None:
     """Measure this machine's anchors (starting and reference raw scores). Timing
     environments check for a busy machine (spread of the samples, a reference probe before
     and after, the load average): measured again once the load drops, then refused,
@@ -271,7 +281,8 @@ def calibrate(env_id: str, profile: str, repeats: int, allow_busy: bool, strict:
                 f"solution, {repeats} scorings each") as ticker:
         entry = run_calibration(spec, spec.profile(profile), repeats, iso,
                                 progress=lambda msg: _calibration_step(ticker, msg),
-                                allow_busy=allow_busy and not strict)
+                                allow_busy=allow_busy and not strict,
+                                rebuild=rebuild or None)
     table = Table(title=f"anchors for {env_id} ({profile}) on {entry.hardware}")
     for col in ("solution", "median raw", "samples"):
         table.add_column(col)

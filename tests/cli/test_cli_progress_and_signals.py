@@ -213,7 +213,10 @@ def test_calibrate_says_each_build_and_scoring_as_it_starts(toy_env: str,
     assert result.exit_code == 0, result.output
     steps = [line.split("] ", 1)[1] for line in result.stderr.splitlines()
              if line.startswith("[")]
-    assert steps[1:] == ["building the starting solution", "scoring starting (1/2)",
-                         "scoring starting (2/2)", "building the reference solution",
-                         "scoring reference (1/2)", "scoring reference (2/2)"], steps
+    assert steps[1:4] == ["building the starting solution", "scoring starting (1/2)",
+                          "scoring starting (2/2)"], steps
+    # the reference is built once and kept (harness/built.py): built, or reused if kept
+    assert steps[4].startswith(("building the reference solution (`python solve.py`",
+                                "reusing the built reference from ")), steps
+    assert steps[5:] == ["scoring reference (1/2)", "scoring reference (2/2)"], steps
     assert (tmp_path / "calibration.json").is_file()

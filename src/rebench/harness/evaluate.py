@@ -79,17 +79,20 @@ def evaluate_folder(
     )
 
 
-def evaluate_named(
-    spec: EnvironmentSpec, profile: Profile, name: str, isolation: Isolation
-) -> Evaluation:
-    """Evaluate one of the environment's own solutions (starting, reference, expert)."""
-    with tempfile.TemporaryDirectory(prefix=f"rebench-{name}-") as tmp:
-        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
-        return evaluate_folder(spec, profile, workspace, isolation)
-
-
 # Calibration reports steps as plain messages (no fraction, unlike prepare's ProgressFn).
 StatusFn = Callable[[str], None]
+
+
+def evaluate_named(
+    spec: EnvironmentSpec, profile: Profile, name: str, isolation: Isolation,
+    rebuild: bool | None = None, progress: StatusFn = lambda _msg: None,
+) -> Evaluation:
+    """Evaluate one of the environment's own solutions (starting, reference, expert),
+    built once and kept (workspace.materialize_solution; `rebuild` builds it again)."""
+    with tempfile.TemporaryDirectory(prefix=f"rebench-{name}-") as tmp:
+        workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation,
+                                         rebuild, progress)
+        return evaluate_folder(spec, profile, workspace, isolation)
 
 
 # A timing calibration found a busy machine: how long to wait for the load to drop before
@@ -106,6 +109,7 @@ def calibrate(
     progress: StatusFn = lambda _msg: None,
     save: bool = True,
     allow_busy: bool = False,
+    rebuild: bool | None = None,
 ) -> CalibrationEntry:
     """Score the starting and the reference solution `repeats` times each on this machine
     and store the medians as this hardware's anchors.
@@ -115,12 +119,16 @@ def calibrate(
     machine was busy (core.calibration.find_interference) the measurement is repeated
     once the load has dropped, and refused (CalibrationError, nothing saved) if the
     machine is still busy then. With `allow_busy` a busy measurement is saved with a
-    loud warning and the reasons in the entry (`interference`)."""
+    loud warning and the reasons in the entry (`interference`).
+
+    Solutions with a build command are built once and kept (workspace.materialize_solution);
+    `rebuild` (default: $REBENCH_REBUILD) builds them again first."""
     if repeats < 1:
         raise CalibrationError("repeats must be at least 1")
     attempts = 1 if allow_busy or not profile.calibration_sd_limit else CALIBRATION_ATTEMPTS
     for attempt in range(1, attempts + 1):
-        entry, reasons = _measure(spec, profile, repeats, isolation, progress)
+        entry, reasons = _measure(spec, profile, repeats, isolation, progress,
+                                  rebuild if attempt == 1 else False)
         if not reasons:
             break
         why = f"{spec.id}: the machine was busy while calibrating (" + "; ".join(reasons) + ")"
@@ -140,16 +148,22 @@ def calibrate(
 
 
 def _measure(spec: EnvironmentSpec, profile: Profile, repeats: int, isolation: Isolation,
-             progress: StatusFn) -> tuple[CalibrationEntry, tuple[str, ...]]:
+             progress: StatusFn, rebuild: bool | None = None,
+             ) -> tuple[CalibrationEntry, tuple[str, ...]]:
     """One calibration measurement and, for a timing environment, the signs of a busy
     machine found in it (empty when it was quiet)."""
     sd_limit = profile.calibration_sd_limit
     load_before = os.getloadavg()[0]
 
+    built: set[str] = set()  # a rebuild asked for builds each solution once, not per probe
+
     def scores(name: str, runs: int) -> list[float]:
         with tempfile.TemporaryDirectory(prefix=f"rebench-cal-{name}-") as tmp:
-            progress(f"building the {name} solution")
-            workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation)
+            if not spec.solutions[name].run:  # else materialize_solution says which it does
+                progress(f"building the {name} solution")
+            workspace = materialize_solution(spec, profile, name, Path(tmp) / "ws", isolation,
+                                             False if name in built else rebuild, progress)
+            built.add(name)
             return _score_repeatedly(spec, profile, workspace, isolation, name, runs, progress)
 
     # Timing environments: a reference probe before everything and one after (the last).

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 from rebench.core.discovery import environment_dir
 from rebench.core.errors import NotPreparedError, RunError
 from rebench.core.paths import PREPARED_MARKER, env_cache_dir
 from rebench.core.spec import EnvironmentSpec, Profile, ServiceContext, SolutionRecipe
+from rebench.harness.built import build_or_reuse
 from rebench.sandbox import ExecResult, Isolation, SandboxConfig, make_sandbox
 from rebench.scoring.context import profile_limits
 from rebench.services.host import ServiceHost
@@ -114,18 +116,36 @@ def recipe_services(spec: EnvironmentSpec, profile: Profile) -> ServiceHost:
 
 
 def apply_starting_recipe(spec: EnvironmentSpec, profile: Profile, workspace: Path,
-                          isolation: Isolation) -> None:
-    """Make a new run's workspace hold the starting solution as submitted (e.g. copy the
-    corrupted model to the file the scorer reads), so its t=0 score is the start's."""
-    run_recipe(spec, profile, "starting", workspace, isolation)
+                          isolation: Isolation, rebuild: bool | None = None,
+                          progress: Callable[[str], None] = lambda _msg: None) -> None:
+    """Make a new run's workspace (just populated) hold the starting solution as submitted
+    (e.g. copy the corrupted model to the file the scorer reads, or fine-tune it), so its
+    t=0 score is the start's. Built once and kept, as materialize_solution does."""
+    _build(spec, profile, "starting", workspace, isolation, rebuild, progress)
+
+
+def _build(spec: EnvironmentSpec, profile: Profile, name: str, workspace: Path,
+           isolation: Isolation, rebuild: bool | None,
+           progress: Callable[[str], None]) -> None:
+    recipe = spec.solutions[name]
+    if recipe.run:
+        build_or_reuse(spec, profile, name, workspace, isolation,
+                       lambda: run_recipe(spec, profile, name, workspace, isolation),
+                       recipe_command(recipe), recipe.run_timeout_s, rebuild, progress)
 
 
 def materialize_solution(
-    spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation
+    spec: EnvironmentSpec, profile: Profile, name: str, dest: Path, isolation: Isolation,
+    rebuild: bool | None = None, progress: Callable[[str], None] = lambda _msg: None,
 ) -> Path:
-    """A fresh workspace holding solution `name`, built (its recipe run in a sandbox that
-    is destroyed afterwards) and ready to be snapshotted and scored."""
-    populate_workspace(spec, profile, dest)
-    copy_solution_files(spec, name, dest)
-    run_recipe(spec, profile, name, dest, isolation)
+    """A fresh workspace holding solution `name`, built and ready to be snapshotted and
+    scored. A solution with a build command is built once (its recipe run in a sandbox
+    that is destroyed afterwards) and kept (harness/built.py); later calls copy what the
+    build made into their fresh workspace unless anything that determines the build
+    changed, or `rebuild` (default: $REBENCH_REBUILD) asks for a new build. `progress`
+    gets one line saying which of the two happens and where the build is kept."""
+    populate_workspace(spec, profile, dest)  # holds the starting files already
+    if name != "starting":  # so that the starting build starts where a run's does
+        copy_solution_files(spec, name, dest)
+    _build(spec, profile, name, dest, isolation, rebuild, progress)
     return dest
