@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from rebench.harness.records import RunRecord, RunStatus, ScoreEntry
+from rebench.harness.records import RunRecord, RunStatus, RunUsage, ScoreEntry
 from rebench.harness.score_log import append_entry, last_hash
 
 # (working_s, normalized or NaN for an invalid score)
@@ -24,6 +24,7 @@ def write_run(
     aggregation: str = "best", status: RunStatus = RunStatus.FINISHED,
     working_s_used: float | None = None, extra: dict[str, Any] | None = None,
     env_version: str = "1", profile: str = "cpu", hardware: str = "test",
+    usage: RunUsage | None = None, cost: dict[str, Any] | None = None,
 ) -> Path:
     """One runs/<run_id>/ with run.json and a hash-chained score log. The working time used
     defaults to the last event's (the final score is logged at the end of the run)."""
@@ -36,7 +37,7 @@ def write_run(
         aggregation=aggregation,
         working_s_used=(max((w for w, _ in events), default=0.0) if working_s_used is None
                         else working_s_used),
-        extra=dict(extra or {}),
+        extra=dict(extra or {}), usage=usage, cost=cost,
     )
     (run_dir / "run.json").write_text(json.dumps(record.to_json()))
     log = run_dir / "protected" / "score_log.jsonl"

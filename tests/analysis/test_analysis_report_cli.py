@@ -57,7 +57,8 @@ def test_html_report_files(tmp_path: Path, runs_dir: Path, make_run: WriteRun) -
                                          "--bootstrap", "200", "--budgets", "2m,4m,8m"])
     assert result.exit_code == 0, result.output
     page = (out / "report.html").read_text()
-    assert page.count('src="data:image/svg+xml;base64,') == 3
+    # budget, bars, trajectories and score vs cost (on wall time: no usage recorded here)
+    assert page.count('src="data:image/svg+xml;base64,') == 4
     assert "T = 8m" in page and "reference" in page
     # cpu-profile runs: labelled, and no human expert drawn or tabled beside them
     assert "cpu profile, on test" in page and "not comparable with the paper's human" in page

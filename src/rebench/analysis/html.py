@@ -8,6 +8,15 @@ from html import escape
 from typing import Any
 
 from rebench.analysis.budget import BudgetScore
+from rebench.analysis.cost import (
+    AXIS_LABELS,
+    NOT_RECORDED,
+    cell_text,
+    columns,
+    cost_axis,
+    has_tokens,
+    token_detail,
+)
 from rebench.analysis.humans import Fact, HumanReference
 from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.table import ScoreScale
@@ -203,6 +212,64 @@ def _trajectory_block(report: Report, figures: dict[str, Any], no_plot: str) -> 
             "at the start, at each of the agent's scoring requests and at the end.</p>")
 
 
+def cost_table(report: Report) -> str:
+    """Per environment, agent and time limit: runs, and the median of each figure over the
+    runs that recorded it; "not recorded" where none did (never 0)."""
+    cols = columns(report.cost)
+    head = "".join(f"<th>{escape(title)}</th>" for _, title in cols)
+    rows = []
+    for row in report.cost:
+        cells = []
+        for metric, _ in cols:
+            value, note = cell_text(row, metric)
+            lines = [note] if note else []
+            if metric == "total_tokens":
+                lines = [*token_detail(row), *lines]
+            small = "".join(f"<br><small>{escape(line)}</small>" for line in lines)
+            missing = " class=h" if row.medians[metric].value is None else ""
+            cells.append(f"<td{missing}>{escape(value)}{small}</td>")
+        usage = (f"{row.usage_recorded}" if row.usage_recorded == row.runs
+                 else f"{row.usage_recorded} of {row.runs}")
+        rows.append(f"<tr><td class=l>{_env_head(row.env_id)}</td><td class=l>"
+                    f"{escape(row.agent)}</td><td>{escape(format_duration(row.time_limit_s))}"
+                    f"</td><td>{row.runs}</td><td>{escape(usage)}</td>{''.join(cells)}</tr>")
+    return (f"<div class=scroll><table class=cost><tr><th class=l>environment</th>"
+            f"<th class=l>agent</th><th>time limit</th><th>runs</th><th>usage recorded</th>"
+            f"{head}</tr>{''.join(rows)}</table></div>")
+
+
+def cost_section(report: Report, figures: dict[str, Any], tag: str, no_plot: str) -> str:
+    """The cost table and the score-versus-cost chart of one profile's runs."""
+    if not report.cost:
+        return ""
+    table = report.table
+    older = sum(1 for r in table.runs if r.cost is None or not r.cost.usage_recorded)
+    older_note = (f" {older} of {len(table.runs)} runs have no usage record (runs made "
+                  f"before rebench recorded it, or external rows): their figures are "
+                  f"\"{NOT_RECORDED}\", never 0, and they are not drawn." if older else "")
+    token_note = ("" if has_tokens(report.cost) else " No run here recorded model tokens "
+                  "(only Inspect agents' model calls are counted), so the table has no token "
+                  "columns.")
+    axis = cost_axis(table)
+    figure = (_figure(figures["cost"], "score vs cost", no_plot) if figures.get("cost")
+              else _figure(None, "score vs cost", "no run recorded the chart's cost"
+                           if figures else no_plot))
+    return f"""
+<h2>Cost per run{tag}</h2>
+<p class=note>What a run used, as its record says: the agent's CPU-seconds (its sandbox's
+cgroup: every process it started, services run in it included; not counted under local
+isolation), the official scorings' CPU-seconds and their number, the run's wall time (start to
+last score) and, for Inspect agents, the model's tokens summed over its models and the dollars
+at the user's price table. Each cell is the median over the row's runs that recorded it;
+"k of n runs" under it where fewer did than the row's "usage recorded" count (CPU, scorings)
+or its runs (wall time, tokens, dollars). GPU-seconds are not measured.{older_note}{token_note}</p>
+{cost_table(report)}
+<p class=note>Each run's final score against {escape(AXIS_LABELS[axis])}, one point per run,
+one panel per environment{"" if axis == "agent_cpu_s" else
+" (no run here recorded its agent's CPU-seconds, so wall time stands in)"}.</p>
+{figure}"""
+
+
 def _problems(problems: Iterable[str]) -> str:
     items = "".join(f"<li>{escape(p)}</li>" for p in problems)
     return f"<div class=warn><b>Left out:</b><ul>{items}</ul></div>" if items else ""
@@ -282,7 +349,8 @@ on an environment, the environment's own best allocation is shown ("own", hatche
 {env_table(report)}
 <h2>Score over working time{tag}</h2>
 <p class=note>Mean score so far across runs of each agent and time limit.</p>
-{_trajectory_block(report, figures, no_plot)}"""
+{_trajectory_block(report, figures, no_plot)}
+{cost_section(report, figures, tag, no_plot)}"""
 
 
 def render_html(reports: Report | Sequence[Report],

@@ -12,6 +12,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 from rebench.analysis.budget import BudgetScore, EnvScore, env_set
+from rebench.analysis.cost import AXIS_LABELS, cost_axis, cost_points
 from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
@@ -280,8 +281,62 @@ def _tick_durations(ax: Axes, lo: float, hi: float) -> None:
     ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_duration(x)))
 
 
+def cost_figure(report: Report, ncols: int = 3) -> Figure | None:
+    """Score against cost, one point per run and one panel per environment (the shape of
+    the RE-Bench paper's Figure 8): the run's final score against its agent's CPU-seconds,
+    or its wall time where no run recorded CPU (cost.cost_axis). Runs that did not record
+    the figure are not drawn; each panel's title says how many. None: no run has it."""
+    axis = cost_axis(report.table)
+    points = cost_points(report.table, axis)
+    if not any(p.cost is not None for p in points):
+        return None
+    envs = sorted({p.env_id for p in points})
+    ncols = max(1, min(ncols, len(envs)))
+    nrows = max(1, math.ceil(len(envs) / ncols))
+    fig = _figure(max(6.0, 4.0 * ncols), (3.4 if ncols == 1 else 2.9) * nrows + 0.6)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    colors = agent_colors(report.table.agents())
+    markers = ("o", "s", "^", "D", "v")
+    limits = report.table.time_limits()
+    for idx, env_id in enumerate(envs):
+        ax = axes[idx // ncols][idx % ncols]
+        here = [p for p in points if p.env_id == env_id]
+        drawn = [p for p in here if p.cost is not None]
+        for agent in sorted({p.agent for p in drawn}):
+            for limit in limits:
+                mine = [p for p in drawn if p.agent == agent and p.time_limit_s == limit]
+                if mine:
+                    # a log axis has no 0: a run that used no CPU is drawn at 1 ms
+                    ax.scatter([max(p.cost or 0.0, 1e-3) for p in mine],
+                               [p.score for p in mine], s=22, alpha=0.8,
+                               color=colors[agent], marker=markers[limits.index(limit)
+                                                                   % len(markers)],
+                               label=_text(f"{agent}, {format_duration(limit)}"))
+        missing = len(here) - len(drawn)
+        ax.set_title(env_id + (f" ({missing} of {len(here)} runs not recorded)" if missing
+                               else ""), fontsize=9)
+        ax.set_xscale("log")
+        if axis == "wall_s" and drawn:
+            _tick_durations(ax, min(p.cost or 0.0 for p in drawn),
+                            max(p.cost or 0.0 for p in drawn))
+        _anchor_lines(ax)
+        ax.grid(alpha=0.25)
+        ax.tick_params(labelsize=7)
+    for idx in range(len(envs), nrows * ncols):
+        axes[idx // ncols][idx % ncols].set_visible(False)
+    handles: dict[str, Any] = {}
+    for ax in fig.axes:
+        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
+            handles.setdefault(label, handle)
+    _legend_on_top(fig, report, handles=list(handles.values()), labels=list(handles),
+                   ncols=max(1, min(4, len(handles))))
+    fig.supxlabel(AXIS_LABELS[axis], fontsize=9)
+    fig.supylabel(f"final {report.table.scale.label}", fontsize=9)
+    return fig
+
+
 def all_figures(report: Report) -> dict[str, Any]:
-    """The three figures as SVG data URIs, keyed by name; empty data gives no figure."""
+    """The figures as SVG data URIs, keyed by name; empty data gives no figure."""
     if not report.table.runs:
         return {}
     return {
@@ -289,4 +344,9 @@ def all_figures(report: Report) -> dict[str, Any]:
         "bars": to_svg_data_uri(env_bars_figure(report)) if report.focus else None,
         "trajectories": to_svg_data_uri(trajectories_figure(report))
         if report.trajectories else None,
+        "cost": _uri(cost_figure(report)),
     }
+
+
+def _uri(fig: Figure | None) -> str | None:
+    return None if fig is None else to_svg_data_uri(fig)

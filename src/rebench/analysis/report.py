@@ -19,6 +19,7 @@ from rebench.analysis.budget import (
     group_scores,
     trajectories,
 )
+from rebench.analysis.cost import CostRow, cost_json, cost_rows
 from rebench.analysis.humans import HumanReference, load_human_reference
 from rebench.analysis.metrics import final_score
 from rebench.analysis.table import RunTable, ScoreScale
@@ -57,6 +58,7 @@ class Report:
     generated_at: str
     profile: str = ""  # the runs' one profile; "" not recorded; "mixed" (see build_reports)
     hardware: tuple[str, ...] = ()  # where the runs were taken, as their records say
+    cost: tuple[CostRow, ...] = ()  # what the runs used (analysis/cost.py)
 
     @property
     def paper_comparable(self) -> bool:
@@ -101,6 +103,7 @@ def build_report(table: RunTable, settings: ReportSettings | None = None) -> Rep
         humans=load_human_reference(),
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
         profile=_one_profile(table), hardware=tuple(table.hardware()),
+        cost=tuple(cost_rows(table)),
     )
 
 
@@ -217,9 +220,11 @@ def _report_dict(report: Report) -> dict[str, Any]:
             {"run_id": r.run_id, "env": r.env_id, "agent": r.agent, "profile": r.profile,
              "hardware": r.hardware, "time_limit_s":
              r.time_limit_s, "aggregation": r.rule.aggregation.value,
-             "final_score": final_score(r), "n_events": len(r.events)}
+             "final_score": final_score(r), "n_events": len(r.events),
+             "usage": None if r.cost is None else r.cost.to_json()}
             for r in table.runs
         ],
+        "cost": cost_json(report.cost, table),
         "humans": humans_json(report.humans),
         "problems": list(table.problems),
     }

@@ -22,6 +22,7 @@ from rebench.analysis.table import (
     COLUMNS,
     EnvRule,
     Run,
+    RunCost,
     RunTable,
     ScoreEvent,
     ScoreScale,
@@ -137,7 +138,50 @@ def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup,
         aggregation = base.aggregation
     rule = EnvRule(aggregation, base.score_visible)
     return dataclasses.replace(make_run([_event(record, e) for e in entries], rule),
-                               hardware=record.hardware)
+                               hardware=record.hardware, cost=run_cost(record, entries))
+
+
+def run_cost(record: RunRecord, entries: list[ScoreEntry]) -> RunCost:
+    """What the run used, from its record's `usage` and `cost` and its score log's wall
+    clock; what the record does not have stays None (not recorded, never 0)."""
+    usage = record.usage
+    tokens = _token_sums(record.cost)
+    dollars = (record.cost or {}).get("dollars")
+    return RunCost(
+        wall_s=max((e.wall_s for e in entries), default=None),
+        usage_recorded=usage is not None,
+        agent_cpu_s=None if usage is None else usage.agent_cpu_s,
+        scoring_cpu_s=None if usage is None else usage.scoring_cpu_s,
+        scoring_wall_s=None if usage is None else usage.scoring_wall_s,
+        scorings=None if usage is None else usage.scorings,
+        input_tokens=tokens.get("input_tokens"), output_tokens=tokens.get("output_tokens"),
+        cached_tokens=tokens.get("cached_tokens"), total_tokens=tokens.get("total_tokens"),
+        dollars=float(dollars) if isinstance(dollars, int | float) else None,
+        models=tuple(sorted((record.cost or {}).get("tokens") or {})),
+    )
+
+
+def _token_sums(cost: dict[str, object] | None) -> dict[str, int]:
+    """The run's tokens summed over its models (harness/costs.py's fields); empty where
+    no model usage was recorded."""
+    per_model = (cost or {}).get("tokens")
+    if not isinstance(per_model, dict) or not per_model:
+        return {}
+    sums = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
+    for counts in per_model.values():
+        if not isinstance(counts, dict):
+            continue
+        sums["input_tokens"] += _count(counts, "input_tokens")
+        sums["output_tokens"] += _count(counts, "output_tokens")
+        sums["cached_tokens"] += (_count(counts, "input_tokens_cache_read")
+                                  + _count(counts, "input_tokens_cache_write"))
+        sums["total_tokens"] += _count(counts, "total_tokens")
+    return sums
+
+
+def _count(counts: dict[str, object], key: str) -> int:
+    value = counts.get(key)
+    return int(value) if isinstance(value, int | float) else 0
 
 
 def _collect(

@@ -75,6 +75,33 @@ def installed_rule(env_id: str) -> EnvRule:
 
 
 @dataclass(frozen=True)
+class RunCost:
+    """What one run used, as its record says (issue 32), for the report's cost table and
+    score-versus-cost chart. None is "not recorded", never 0: runs written before usage was
+    recorded have `usage_recorded` False and no CPU figures; a run of an agent that called
+    no model (or a non-Inspect agent) has no tokens."""
+
+    wall_s: float | None = None  # from the run's start to its last score (the score log)
+    usage_recorded: bool = False  # run.json has `usage` (records.RunUsage)
+    agent_cpu_s: float | None = None  # None also where not counted (local isolation)
+    scoring_cpu_s: float | None = None
+    scoring_wall_s: float | None = None
+    scorings: int | None = None
+    # The model's tokens summed over its models (run.json `cost`, Inspect's usage records).
+    input_tokens: int | None = None
+    output_tokens: int | None = None
+    cached_tokens: int | None = None  # cache reads and writes
+    total_tokens: int | None = None
+    dollars: float | None = None  # None where a model had no price (or no table)
+    models: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        """The record as JSON (null: not recorded)."""
+        return {f.name: list(self.models) if f.name == "models" else getattr(self, f.name)
+                for f in fields(self)}
+
+
+@dataclass(frozen=True)
 class Run:
     """One run: its identity, time limit, scoring rule and score events (by working time)."""
 
@@ -85,6 +112,7 @@ class Run:
     rule: EnvRule
     events: tuple[ScoreEvent, ...]
     hardware: str = ""  # where the run was taken (the run record's); "" when not recorded
+    cost: RunCost | None = None  # what it used; None for rows that do not say (CSV)
 
     @property
     def profile(self) -> str:

@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from rebench.analysis.budget import EnvScore
+from rebench.analysis.cost import NOT_RECORDED, cell_text, has_tokens
 from rebench.analysis.report import PAPER_SETTING, Report
 from rebench.analysis.table import ScoreScale
 from rebench.analysis.units import format_duration
@@ -98,6 +99,50 @@ def env_rich_table(report: Report, level: int = 2) -> Table:
     return table
 
 
+# The cost table's columns by detail level (fullest first): (metric, heading).
+_COST_COLUMNS = {
+    2: (("agent_cpu_s", "agent cpu s"), ("scoring_cpu_s", "scoring cpu s"), ("wall_s", "wall"),
+        ("scorings", "scores"), ("total_tokens", "tokens"), ("input_tokens", "input"),
+        ("output_tokens", "output"), ("cached_tokens", "cached"), ("dollars", "$")),
+    1: (("agent_cpu_s", "agent cpu s"), ("scoring_cpu_s", "scoring cpu s"), ("wall_s", "wall"),
+        ("scorings", "scores"), ("total_tokens", "tokens"), ("dollars", "$")),
+    0: (("agent_cpu_s", "agent cpu s"), ("wall_s", "wall"), ("total_tokens", "tokens")),
+}
+
+
+def cost_rich_table(report: Report, level: int = 2) -> Table:
+    """Per environment, agent and time limit: the medians of what the runs used ("k/n"
+    where not every run recorded a figure; "n/r", not recorded, where none did; never 0).
+    Less detail at lower levels; token columns only where some run has tokens."""
+    table = _new_table("Cost per run: medians over the runs that recorded each figure "
+                       "(n/r = not recorded; k/n: only k of the n runs did)")
+    envs = report.table.env_ids()
+    names = short_env_names(envs) if level < 2 else {e: e for e in envs}
+    table.add_column("environment", max_width=22)
+    table.add_column("agent", max_width=22)
+    table.add_column("limit", justify="right")
+    table.add_column("runs", justify="right")
+    table.add_column("usage", justify="right")  # runs with a usage record
+    tokens = has_tokens(report.cost)
+    cols = [(m, title) for m, title in _COST_COLUMNS[level]
+            if tokens or not (m.endswith("_tokens") or m == "dollars")]
+    for _, title in cols:
+        table.add_column(title, justify="right")
+    for row in report.cost:
+        cells = []
+        for metric, _ in cols:
+            value, note = cell_text(row, metric)
+            if row.medians[metric].value is None:
+                value = "n/r" if value == NOT_RECORDED else "n/c"
+            short = note.replace(" of ", "/").replace(" runs", "")
+            cells.append(value + (f" [dim]{short}[/dim]" if note and level >= 2 else ""))
+        usage = (str(row.usage_recorded) if row.usage_recorded == row.runs
+                 else f"{row.usage_recorded}/{row.runs}")
+        table.add_row(names[row.env_id], row.agent, format_duration(row.time_limit_s),
+                      str(row.runs), usage, *cells)
+    return table
+
+
 def print_report(reports: Report | Sequence[Report], console: Console | None = None) -> None:
     """For each profile's part: its setting, both tables and the human headline point where
     comparable; then anything left out."""
@@ -118,6 +163,12 @@ def _print_part(report: Report, console: Console) -> None:
     console.print(f"[bold]{report.setting()}[/bold]", highlight=False, soft_wrap=True)
     console.print(fit(lambda level: budget_rich_table(report, level), console.width))
     console.print(fit(lambda level: env_rich_table(report, level), console.width))
+    if report.cost:
+        console.print(fit(lambda level: cost_rich_table(report, level), console.width))
+        if any(r.medians["agent_cpu_s"].value is None and r.usage_recorded
+               for r in report.cost):
+            console.print("n/c = not counted: local isolation keeps no process group with "
+                          "CPU accounting.", highlight=False)
     human = report.humans.overall_mean()
     notes = ["* = not every environment covered; + = the environment's own allocation."]
     if human is not None and report.paper_comparable:
