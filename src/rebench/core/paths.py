@@ -89,3 +89,9 @@ def endpoint(name: str, default_model: str,
         return None
     key = env.get(f"REBENCH_{name}_API_KEY") or env.get("OPENAI_API_KEY") or "none"
     return Endpoint(base, env.get(f"REBENCH_{name}_MODEL", default_model), key)
+
+
+def rebuild_setting() -> str:
+    """$REBENCH_REBUILD as set ("" when unset): 1 builds named solutions again instead of
+    reusing the kept builds (harness/built.py checks the value)."""
+    return os.environ.get("REBENCH_REBUILD", "").strip().lower()

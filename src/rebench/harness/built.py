@@ -18,6 +18,7 @@ Not under the prepared assets' folder: prepare checksums every file there.
 
 from __future__ import annotations
 
+import dataclasses
 import fcntl
 import hashlib
 import json
@@ -35,7 +36,7 @@ from typing import Any
 from rebench.core.discovery import environment_dir
 from rebench.core.errors import RunError
 from rebench.core.hashing import file_sha256
-from rebench.core.paths import PREPARED_MARKER, cache_root, env_cache_dir
+from rebench.core.paths import PREPARED_MARKER, cache_root, env_cache_dir, rebuild_setting
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
 
@@ -54,7 +55,7 @@ def rebuild_requested(rebuild: bool | None) -> bool:
     """`rebuild` if given, else $REBENCH_REBUILD (1/true/yes: build again, replace the entry)."""
     if rebuild is not None:
         return rebuild
-    value = os.environ.get(REBUILD_ENV, "").strip().lower()
+    value = rebuild_setting()
     if value in ("", "0", "false", "no"):
         return False
     if value in ("1", "true", "yes"):
@@ -173,47 +174,64 @@ def _leftovers(entry: Path) -> list[Path]:
     return sorted(entry.parent.glob(f".{entry.name}.tmp-*"))
 
 
-def _read_manifest(entry: Path) -> dict[str, Any] | None:
+@dataclass(frozen=True)
+class Manifest:
+    """An entry's record: the key it was built under, when and how long, what the build
+    changed, and the checksum of every kept file."""
+
+    key: dict[str, Any]
+    built_at: str
+    build_seconds: float
+    changes: Changes
+    checksums: dict[str, str]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "built_at": self.built_at,
+                "build_seconds": self.build_seconds, **dataclasses.asdict(self.changes),
+                "checksums": self.checksums}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        changes = Changes(removed=list(data["removed"]), dirs=list(data["dirs"]),
+                          files=dict(data["files"]), links=dict(data["links"]))
+        return cls(dict(data["key"]), str(data["built_at"]), float(data["build_seconds"]),
+                   changes, dict(data["checksums"]))
+
+
+def _read_manifest(entry: Path) -> Manifest | None:
+    """The entry's manifest; None when there is none or it cannot be read (then rebuilt)."""
     try:
-        data = json.loads((entry / MANIFEST).read_text())
-    except (OSError, ValueError):
+        return Manifest.from_json(json.loads((entry / MANIFEST).read_text()))
+    except (OSError, ValueError, KeyError, TypeError):
         return None
-    return data if isinstance(data, dict) else None
 
 
-def _intact(entry: Path, manifest: dict[str, Any]) -> bool:
+def _intact(entry: Path, manifest: Manifest) -> bool:
     """Whether every kept file still has the checksum it was stored with."""
     try:
-        return all(file_sha256(entry / FILES / rel) == digest
-                   for rel, digest in manifest["checksums"].items())
-    except (OSError, KeyError, AttributeError):
+        return set(manifest.checksums) == set(manifest.changes.files) and all(
+            file_sha256(entry / FILES / rel) == digest
+            for rel, digest in manifest.checksums.items())
+    except OSError:
         return False
 
 
 def _store(entry: Path, key: dict[str, Any], workspace: Path, changes: Changes,
-           seconds: float) -> dict[str, Any]:
+           seconds: float) -> Manifest:
     """Write the entry in a temporary folder next to it, then rename it into place."""
     tmp = entry.parent / f".{entry.name}.tmp-{os.getpid()}"
     if tmp.exists():
         shutil.rmtree(tmp)
+    (tmp / FILES).mkdir(parents=True)
     checksums = {}
     for rel in changes.files:
         target = tmp / FILES / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(workspace / rel, target)
         checksums[rel] = file_sha256(target)
-    manifest = {
-        "key": key,
-        "built_at": datetime.now(UTC).isoformat(timespec="seconds"),
-        "build_seconds": round(seconds, 1),
-        "removed": changes.removed,
-        "dirs": changes.dirs,
-        "files": changes.files,
-        "links": changes.links,
-        "checksums": checksums,
-    }
-    (tmp / FILES).mkdir(parents=True, exist_ok=True)
-    (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2))
+    manifest = Manifest(key, datetime.now(UTC).isoformat(timespec="seconds"),
+                        round(seconds, 1), changes, checksums)
+    (tmp / MANIFEST).write_text(json.dumps(manifest.to_json(), indent=2))
     old = entry.parent / f".{entry.name}.tmp-old-{os.getpid()}"
     if entry.exists():
         os.replace(entry, old)
@@ -230,26 +248,42 @@ def _remove(path: Path) -> None:
         shutil.rmtree(path)
 
 
-def _apply(entry: Path, manifest: dict[str, Any], workspace: Path) -> None:
+def _apply(entry: Path, changes: Changes, workspace: Path) -> None:
     """Make a fresh (unbuilt) workspace what the build made of it: copies, never links
     into the cache."""
-    for rel in sorted(manifest["removed"], key=lambda p: p.count("/"), reverse=True):
+    for rel in sorted(changes.removed, key=lambda p: p.count("/"), reverse=True):
         _remove(workspace / rel)
-    for rel in manifest["dirs"]:
+    for rel in changes.dirs:
         (workspace / rel).mkdir(parents=True, exist_ok=True)
-    for rel, mode in manifest["files"].items():
+    for rel, mode in changes.files.items():
         target = workspace / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_symlink() or target.exists():
             _remove(target)
         shutil.copyfile(entry / FILES / rel, target)
         os.chmod(target, mode)
-    for rel, link in manifest["links"].items():
+    for rel, link in changes.links.items():
         target = workspace / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         if target.is_symlink() or target.exists():
             _remove(target)
         os.symlink(link, target)
+
+
+def _why_build(entry: Path, manifest: Manifest | None, key: dict[str, Any],
+               forced: bool) -> str | None:
+    """Why the kept entry cannot be used (None: it can)."""
+    if manifest is None:
+        return "first time"
+    since = f"the one built {manifest.built_at}"
+    if forced:
+        return f"rebuild asked; replaces {since}"
+    if manifest.key != key:
+        changed = sorted(k for k in key if key[k] != manifest.key.get(k)) or ["format"]
+        return f"{', '.join(changed)} changed since {since}"
+    if not _intact(entry, manifest):
+        return f"the kept files of {since} were changed on disk"
+    return None
 
 
 def build_or_reuse(spec: EnvironmentSpec, profile: Profile, name: str, workspace: Path,
@@ -263,33 +297,22 @@ def build_or_reuse(spec: EnvironmentSpec, profile: Profile, name: str, workspace
     entry = built_dir(spec.id, profile.name, name)
     key = build_key(spec, profile, name, isolation)
     forced = rebuild_requested(rebuild)
-    what = f"the {name} solution of {spec.id} ({profile.name})"
-    with _entry_lock(entry, progress, what):
+    with _entry_lock(entry, progress, f"the {name} solution of {spec.id} ({profile.name})"):
         for leftover in _leftovers(entry):
             shutil.rmtree(leftover, ignore_errors=True)
         manifest = _read_manifest(entry)
-        why = "first time"
-        if manifest is not None:
-            if forced:
-                why = f"rebuild asked; replaces the one built {manifest.get('built_at')}"
-            elif manifest.get("key") != key:
-                changed = sorted(k for k in key if key[k] != manifest["key"].get(k)) \
-                    if isinstance(manifest.get("key"), dict) else ["format"]
-                why = (f"{', '.join(changed)} changed since the one built "
-                       f"{manifest.get('built_at')}")
-            elif not _intact(entry, manifest):
-                why = f"the kept files of {entry} were changed on disk"
-            else:
-                _apply(entry, manifest, workspace)
-                progress(f"reusing the built {name} from {entry} (built "
-                         f"{manifest.get('built_at')}, in {manifest.get('build_seconds')} s;"
-                         f" --rebuild or {REBUILD_ENV}=1 builds it again)")
-                return entry
+        why = _why_build(entry, manifest, key, forced)
+        if manifest is not None and why is None:
+            _apply(entry, manifest.changes, workspace)
+            progress(f"reusing the built {name} from {entry} (built {manifest.built_at}, "
+                     f"in {manifest.build_seconds} s; --rebuild or {REBUILD_ENV}=1 builds "
+                     "it again)")
+            return entry
         progress(f"building the {name} solution (`{command}`, at most {timeout_s:.0f} s; "
                  f"{why}; kept in {entry})")
         before = _state(workspace)
         started = time.monotonic()
         build()
-        seconds = time.monotonic() - started
-        _store(entry, key, workspace, _changes(before, _state(workspace)), seconds)
+        _store(entry, key, workspace, _changes(before, _state(workspace)),
+               time.monotonic() - started)
         return entry
