@@ -169,3 +169,32 @@ def test_no_token_columns_without_tokens(make_run: WriteRun, runs_dir: Path) -> 
     assert "tokens</th>" not in section
     assert "No run here recorded model tokens" in section
     assert "<td>5.0</td>" in section
+
+
+def test_a_real_sandboxed_run_reaches_the_cost_table(toy_env: str, tmp_path: Path) -> None:
+    """End to end: a toy_probe reference run in bubblewrap records its sandbox's CPU and
+    its scorings, and the report's cost table and chart carry them as numbers."""
+    from rebench.agents.base import make_agent
+    from rebench.harness.driver import execute_run
+    from rebench.harness.run import create_run
+    from rebench.sandbox import Isolation
+    from rebench.sandbox.bwrap import bwrap_available
+
+    if not bwrap_available():
+        pytest.skip("needs bubblewrap")
+    root = tmp_path / "runs"
+    run = create_run(toy_env, "cpu", "reference", 300.0, Isolation.BWRAP, root=root)
+    execute_run(run, make_agent("reference"))
+    usage = run.record.usage
+    if usage is None or usage.agent_cpu_s is None:
+        pytest.skip("no cgroup with CPU accounting on this machine")
+    data = report_json(build_report(from_run_dirs(root), ReportSettings(n_boot=100)))
+    (row,) = data["cost"]["rows"]
+    assert row["usage_recorded"] == 1
+    assert row["agent_cpu_s"] == {"median": pytest.approx(usage.agent_cpu_s, abs=1e-3),
+                                  "runs": 1}
+    assert row["scorings"]["median"] == usage.scorings >= 2  # t=0 and the final score
+    assert row["scoring_cpu_s"]["median"] > 0
+    assert data["cost"]["chart"]["axis"] == "agent_cpu_s"
+    assert data["runs"][0]["usage"]["agent_cpu_s"] == pytest.approx(usage.agent_cpu_s,
+                                                                    abs=1e-3)
