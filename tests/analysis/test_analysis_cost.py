@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from rebench.analysis.cost import NOT_COUNTED, NOT_RECORDED, cell_text, cost_rows
+from rebench.analysis.cost import NOT_COUNTED, NOT_RECORDED, CostRow, cell_text, cost_rows
 from rebench.analysis.report import ReportSettings, build_report, report_json
 from rebench.analysis.sources import from_run_dirs
 from rebench.analysis.table import EnvRule, paper_rule
@@ -59,7 +59,7 @@ def mixed_runs(make_run: WriteRun, runs_dir: Path) -> Path:
     return runs_dir
 
 
-def _rows(root: Path) -> dict[tuple[str, str], object]:
+def _rows(root: Path) -> dict[tuple[str, str], CostRow]:
     table = from_run_dirs(root, rule_for=rule)
     return {(r.env_id, r.agent): r for r in cost_rows(table)}
 
@@ -67,8 +67,8 @@ def _rows(root: Path) -> dict[tuple[str, str], object]:
 def test_medians_over_the_runs_that_recorded_them(mixed_runs: Path) -> None:
     rows = _rows(mixed_runs)
     x = rows[("env_a", "x")]
-    assert x.runs == 4 and x.usage_recorded == 3  # type: ignore[attr-defined]
-    med = x.medians  # type: ignore[attr-defined]
+    assert x.runs == 4 and x.usage_recorded == 3
+    med = x.medians
     assert med["agent_cpu_s"].value == 20.0 and med["agent_cpu_s"].runs == 3
     assert med["scoring_cpu_s"].value == 3.0
     assert med["scorings"].value == 4.0
@@ -76,15 +76,15 @@ def test_medians_over_the_runs_that_recorded_them(mixed_runs: Path) -> None:
     assert med["wall_s"].value == 250.0 and med["wall_s"].runs == 4
     assert med["total_tokens"].value is None and med["total_tokens"].runs == 0
     # the row's "usage recorded" (3 of 4) already says how many runs have usage figures
-    assert cell_text(x, "agent_cpu_s") == ("20.0", "")  # type: ignore[arg-type]
+    assert cell_text(x, "agent_cpu_s") == ("20.0", "")
     c = _rows(mixed_runs)[("env_c", "x")]
-    assert cell_text(c, "agent_cpu_s") == ("8.0", "1 of 2 runs")  # type: ignore[arg-type]
-    assert cell_text(x, "total_tokens") == (NOT_RECORDED, "")  # type: ignore[arg-type]
+    assert cell_text(c, "agent_cpu_s") == ("8.0", "1 of 2 runs")
+    assert cell_text(x, "total_tokens") == (NOT_RECORDED, "")
 
 
 def test_tokens_summed_over_models_and_dollars(mixed_runs: Path) -> None:
     y = _rows(mixed_runs)[("env_a", "y")]
-    med = y.medians  # type: ignore[attr-defined]
+    med = y.medians
     assert med["input_tokens"].value == 1010
     assert med["output_tokens"].value == 205
     assert med["cached_tokens"].value == 50
@@ -95,9 +95,9 @@ def test_tokens_summed_over_models_and_dollars(mixed_runs: Path) -> None:
 def test_older_runs_are_not_recorded_never_zero(mixed_runs: Path) -> None:
     b = _rows(mixed_runs)[("env_b", "x")]
     # one run with usage but no CPU figure (local isolation), one older run
-    assert cell_text(b, "agent_cpu_s") == (NOT_COUNTED, "")  # type: ignore[arg-type]
-    assert cell_text(b, "scoring_cpu_s") == ("1.5", "")  # type: ignore[arg-type]
-    assert b.usage_recorded == 1 and b.runs == 2  # type: ignore[attr-defined]
+    assert cell_text(b, "agent_cpu_s") == (NOT_COUNTED, "")
+    assert cell_text(b, "scoring_cpu_s") == ("1.5", "")
+    assert b.usage_recorded == 1 and b.runs == 2
     data = report_json(build_report(from_run_dirs(mixed_runs, rule_for=rule),
                                     ReportSettings(n_boot=100)))
     runs = {r["run_id"]: r for r in data["runs"]}
