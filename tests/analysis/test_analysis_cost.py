@@ -198,3 +198,18 @@ def test_a_real_sandboxed_run_reaches_the_cost_table(toy_env: str, tmp_path: Pat
     assert data["cost"]["chart"]["axis"] == "agent_cpu_s"
     assert data["runs"][0]["usage"]["agent_cpu_s"] == pytest.approx(usage.agent_cpu_s,
                                                                     abs=1e-3)
+
+
+def test_external_rows_say_cost_not_recorded(make_csv: Callable[..., Path]) -> None:
+    from rebench.analysis.html import cost_section
+    from rebench.analysis.sources import from_csv
+
+    path = make_csv([{"env": "e", "agent": "a", "run_id": "r1", "time_limit_s": 600,
+                      "working_s": 600, "normalized": 0.5}])
+    report = build_report(from_csv(path, rule_for=rule), ReportSettings(n_boot=100))
+    section = cost_section(report, {}, "", "no figures")
+    assert "Not recorded" in section and "<table" not in section
+    data = report_json(report)
+    assert data["runs"][0]["usage"] is None
+    assert data["cost"]["runs_without_usage"] == 1
+    assert data["cost"]["chart"]["points"][0]["cost"] is None

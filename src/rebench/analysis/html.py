@@ -243,6 +243,9 @@ def cost_section(report: Report, figures: dict[str, Any], tag: str, no_plot: str
     if not report.cost:
         return ""
     table = report.table
+    if all(r.cost is None for r in table.runs):
+        return (f"<h2>Cost per run{tag}</h2><p class=note>Not recorded: these rows come from "
+                "outside rebench (a CSV) and say nothing of what their runs used.</p>")
     older = sum(1 for r in table.runs if r.cost is None or not r.cost.usage_recorded)
     older_note = (f" {older} of {len(table.runs)} runs have no usage record (runs made "
                   f"before rebench recorded it, or external rows): their figures are "

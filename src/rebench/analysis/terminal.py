@@ -163,7 +163,7 @@ def _print_part(report: Report, console: Console) -> None:
     console.print(f"[bold]{report.setting()}[/bold]", highlight=False, soft_wrap=True)
     console.print(fit(lambda level: budget_rich_table(report, level), console.width))
     console.print(fit(lambda level: env_rich_table(report, level), console.width))
-    if report.cost:
+    if report.cost and any(r.cost is not None for r in report.table.runs):
         console.print(fit(lambda level: cost_rich_table(report, level), console.width))
         if any(r.medians["agent_cpu_s"].value is None and r.usage_recorded
                for r in report.cost):
