@@ -3,6 +3,7 @@ scores, the recorded sweep, and one cheap final score (a tiny answer trains in s
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import threading
@@ -14,7 +15,7 @@ from conftest import ScoreFn
 
 from rebench.core.discovery import validate_environment
 from rebench.core.instructions import render_instructions
-from rebench.core.spec import Aggregation, EnvironmentSpec, Profile
+from rebench.core.spec import Aggregation, EnvironmentSpec
 from rebench.environments.small_scaling_law.scoring import Answer, parse_answer
 from rebench.environments.small_scaling_law.sweep import load_sweep
 from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
@@ -70,13 +71,39 @@ def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
     assert 0 < result.message["frac_flops_used"] <= 1.1
 
 
-def test_the_sweep_table_is_on_the_budget_line(ssl_cpu: Profile) -> None:
-    points = load_sweep("cpu")
+@pytest.mark.parametrize("profile", ["cpu", "gpu"])
+def test_the_sweep_table_is_on_the_budget_line(ssl_spec: EnvironmentSpec, profile: str) -> None:
+    points = load_sweep(profile)
     assert len(points) >= 5
-    target = ssl_cpu.params_as(ScalingParams).target_flops
+    params = ssl_spec.profile(profile).params_as(ScalingParams)
     for p in points:
-        assert 0.8 * target <= p.flops <= target and math.isfinite(p.loss)
+        assert 0.8 * params.target_flops <= p.flops <= params.target_flops
+        assert math.isfinite(p.loss)
     assert len({p.n_embd for p in points}) == len(points)
+    # L* is measured at prepare on the widths around the table's optimum.
+    best = min(points, key=lambda p: p.loss)
+    assert best.n_embd in [int(w) for w in params.lstar_widths.split(",")]
+
+
+def test_the_gpu_sweep_has_its_optimum_inside_with_a_smooth_u(ssl_spec: EnvironmentSpec) -> None:
+    """Issue 29: two widths on each side of the optimum, the loss rising monotonically away
+    from it, neighbours within 0.1 nats of it; the table was made by this version's recipe
+    (the merge refuses other parts)."""
+    from rebench.environments.small_scaling_law import sweep
+
+    table = json.loads(sweep.sweep_path("gpu").read_text())
+    assert table["version"] == ssl_spec.version
+    params = ssl_spec.profile("gpu").params_as(ScalingParams)
+    assert table["recipe"] == sweep.recipe_fingerprint(
+        Recipe.of(params, int(table["recipe"]["vocab_size"])))
+    points = sorted(load_sweep("gpu"), key=lambda p: p.n_embd)
+    i = min(range(len(points)), key=lambda k: points[k].loss)
+    assert 2 <= i <= len(points) - 3, [p.n_embd for p in points]
+    losses = [p.loss for p in points]
+    assert all(a > b for a, b in itertools.pairwise(losses[:i + 1]))
+    assert all(a < b for a, b in itertools.pairwise(losses[i:]))
+    assert max(losses[i - 1], losses[i + 1]) - losses[i] < 0.1
+    assert set(table["curves"]) == {str(p.n_embd) for p in points}
 
 
 def test_a_tiny_answer_scores_by_the_formula(score_answer: ScoreFn) -> None:
@@ -91,42 +118,99 @@ def test_a_tiny_answer_scores_by_the_formula(score_answer: ScoreFn) -> None:
     assert again.raw == pytest.approx(result.raw, abs=1e-6)
 
 
+def _part(profile: str, widths: list[int], **override: object) -> dict[str, object]:
+    """A sweep part as `sweep --widths ... --out PART` writes it, with this code's recipe."""
+    from rebench.core.discovery import load_spec
+    from rebench.environments.small_scaling_law import sweep
+
+    params = load_spec("small_scaling_law").profile(profile).params_as(ScalingParams)
+    recipe = Recipe.of(params, 2048)
+    points = [{"n_embd": w, "max_iters": recipe.iters_for(w, recipe.target_flops),
+               "flops": 1.0, "loss": 5.0 + abs(w - 32) / 100, "seconds": 1.0} for w in widths]
+    part: dict[str, object] = {
+        "profile": profile, "target_flops": recipe.target_flops, "eval": "e", "machine": "m",
+        "date": "2026-12-03", "version": load_spec("small_scaling_law").version,
+        "recipe": sweep.recipe_fingerprint(recipe), "train_tokens": 1000, "points": points,
+        "curves": {str(w): [[1, 7.0], [2, 6.0]] for w in widths}}
+    part.update(override)
+    return part
+
+
 def test_a_sweep_in_processes_runs_one_width_per_gpu_and_merges(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`sweep --processes N`: each width in its own process, on a GPU no other width is
-    using at the time; one table."""
+    using at the time (or `per_gpu` widths to a GPU); one table, merged from the parts."""
     from rebench.environments.small_scaling_law import sweep
 
     seen: list[tuple[int, str]] = []
-    busy: set[str] = set()
+    busy: dict[str, int] = {}
     lock = threading.Lock()
+    per_gpu = 1
 
     def fake_run(argv: list[str], env: dict[str, str], check: bool) -> None:
         assert check and argv[1:3] == ["-m", "rebench.environments.small_scaling_law.sweep"]
         width, gpu = int(argv[argv.index("--widths") + 1]), env["CUDA_VISIBLE_DEVICES"]
         with lock:
-            assert gpu not in busy, f"two widths on GPU {gpu} at once"
-            busy.add(gpu)
+            assert busy.get(gpu, 0) < per_gpu, f"more than {per_gpu} widths on GPU {gpu}"
+            busy[gpu] = busy.get(gpu, 0) + 1
             seen.append((width, gpu))
-        time.sleep(0.05 if width == 384 else 0.01)  # the others finish first
+        time.sleep(0.05 if width == 24 else 0.01)  # the others finish first
         with lock:
-            busy.discard(gpu)
-        point = {"n_embd": width, "max_iters": 10, "flops": 1.0, "loss": 5.0 - width / 1000,
-                 "seconds": 1.0}
-        Path(argv[argv.index("--out") + 1]).write_text(json.dumps(
-            {"profile": "gpu", "target_flops": 2e16, "eval": "e", "machine": "m",
-             "date": "d", "points": [point]}))
+            busy[gpu] -= 1
+        Path(argv[argv.index("--out") + 1]).write_text(json.dumps(_part("gpu", [width])))
 
     monkeypatch.setattr(sweep.subprocess, "run", fake_run)
     monkeypatch.setattr(sweep.torch.cuda, "device_count", lambda: 1)
     with pytest.raises(SystemExit, match="needs as many GPUs"):
-        sweep.run_sweep_in_processes("gpu", (384, 512), processes=2)
+        sweep.run_sweep_in_processes("gpu", (24, 32), processes=2)
     assert seen == []
     monkeypatch.setattr(sweep.torch.cuda, "device_count", lambda: 2)
     out = tmp_path / "sweep.json"
-    table = sweep.run_sweep_in_processes("gpu", (384, 512, 640, 768), processes=2, out=out)
-    assert sorted(width for width, _ in seen) == [384, 512, 640, 768]
+    table = sweep.run_sweep_in_processes("gpu", (32, 24, 40, 48), processes=2, out=out)
+    assert sorted(width for width, _ in seen) == [24, 32, 40, 48]
     assert {gpu for _, gpu in seen} == {"0", "1"}
-    assert [p["n_embd"] for p in table["points"]] == [384, 512, 640, 768]  # type: ignore[index]
+    assert [p["n_embd"] for p in table["points"]] == [24, 32, 40, 48]  # type: ignore[index]
+    assert set(table["curves"]) == {"24", "32", "40", "48"}  # type: ignore[arg-type]
     assert json.loads(out.read_text()) == table
     assert "2 processes" in str(table["machine"])
+    # Small models: three widths share the one GPU.
+    monkeypatch.setattr(sweep.torch.cuda, "device_count", lambda: 1)
+    seen.clear()
+    per_gpu = 3
+    table = sweep.run_sweep_in_processes("gpu", (24, 32, 40), processes=3, out=out, per_gpu=3)
+    assert {gpu for _, gpu in seen} == {"0"} and len(seen) == 3
+    assert "3 to a GPU" in str(table["machine"])
+
+
+def test_sweep_parts_merge_and_refuse_another_version_or_recipe(tmp_path: Path) -> None:
+    """The sweep in pieces: parts of this version and recipe merge into one table sorted
+    by width; a part of another version, another recipe, another profile or a width
+    given twice is refused, naming the part."""
+    from rebench.environments.small_scaling_law import sweep
+
+    def write(name: str, part: dict[str, object]) -> Path:
+        path = tmp_path / name
+        path.write_text(json.dumps(part))
+        return path
+
+    good = [write("a.json", _part("gpu", [40, 16])), write("b.json", _part("gpu", [32]))]
+    out = tmp_path / "sweep_gpu.json"
+    table = sweep.merge_parts("gpu", good, out)
+    assert [p["n_embd"] for p in table["points"]] == [16, 32, 40]  # type: ignore[index]
+    assert json.loads(out.read_text()) == table
+    old = write("old.json", _part("gpu", [24], version="1.3.0"))
+    with pytest.raises(sweep.PartError, match=r"old\.json: made by small_scaling_law 1\.3\.0"):
+        sweep.merge_parts("gpu", [*good, old], out)
+    recipe = dict(_part("gpu", [24])["recipe"])  # type: ignore[call-overload]
+    other = write("lr.json", _part("gpu", [24], recipe={**recipe, "lr": 1e-3}))
+    with pytest.raises(sweep.PartError, match=r"lr.json: made with another recipe \(lr"):
+        sweep.merge_parts("gpu", [*good, other], out)
+    budget = write("budget.json", _part("gpu", [24], recipe={**recipe, "target_flops": 2e12}))
+    with pytest.raises(sweep.PartError, match="target_flops"):
+        sweep.merge_parts("gpu", [*good, budget], out)
+    with pytest.raises(sweep.PartError, match="profile 'cpu'"):
+        sweep.merge_parts("gpu", [write("cpu.json", _part("cpu", [24]))], out)
+    with pytest.raises(sweep.PartError, match="a width is in two parts"):
+        sweep.merge_parts("gpu", [*good, write("again.json", _part("gpu", [32]))], out)
+    with pytest.raises(sweep.PartError, match="not a sweep part"):
+        sweep.merge_parts("gpu", [write("junk.json", {"points": []})], out)
