@@ -183,6 +183,9 @@ def test_a_changed_entry_on_disk_is_rebuilt(toy: EnvironmentSpec, builds: list[s
     folder, lines = make(toy, tmp_path / "b", isolation)
     assert builds == ["reference"] * 2 and "changed on disk" in lines[0], lines
     assert (folder / "out.txt").read_text().startswith("1\n")
+    (entry / MANIFEST).write_text("{not json")  # an unreadable record: built again
+    _, lines = make(toy, tmp_path / "c", isolation)
+    assert builds == ["reference"] * 3 and "first time" in lines[0], lines
 
 
 _CHILD = textwrap.dedent("""
