@@ -1,9 +1,9 @@
-"""Where the test suite's time goes: reads a JUnit XML report of a `make test` run and
+"""Where the test suite's time goes: reads the JUnit XML reports of a `make test` run and
 prints Markdown (per folder of tests: count and seconds; the slowest tests; the fixtures'
 setup time where pytest charged it to the first test that used them).
 
-    CI=true PYTEST_ADDOPTS="--junitxml=/tmp/junit.xml" make test
-    .venv/bin/python benchmarks/suite_times.py /tmp/junit.xml > docs/benchmarks/test-suite.md
+    CI=true make test TEST_JUNIT=/tmp/junit   # its two passes: parallel.xml, timing.xml
+    .venv/bin/python benchmarks/suite_times.py /tmp/junit/*.xml > docs/benchmarks/test-suite.md
 
 pytest's JUnit `time` of a test includes its setup and teardown, so a session fixture (a
 prepare, a built solution) shows up in the first test that asks for it."""
@@ -35,10 +35,10 @@ def rows(path: str) -> list[tuple[str, str, float, str]]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("junit")
+    parser.add_argument("junit", nargs="+", help="JUnit XML reports (one per pytest pass)")
     parser.add_argument("--top", type=int, default=25)
     args = parser.parse_args()
-    cases = rows(args.junit)
+    cases = [case for path in args.junit for case in rows(path)]
     total = sum(c[2] for c in cases)
     by_folder: dict[str, list[float]] = defaultdict(list)
     for folder, _, seconds, _ in cases:

@@ -6,8 +6,10 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from suite_split import environment_of_nodeid, is_timing, timing_environments
 
 # Environments kept outside the package, for tests: toy_probe (a hidden number found with a
 # metered service; deterministic, scores in a blink) stands in for a real environment where
@@ -23,13 +25,26 @@ FAST_TIER = os.environ.get("REBENCH_TEST_TIER", "").strip().lower() == "fast"
 CHEAP_PREPARES = ("triton_cumsum",)
 
 
+def _shared_cache(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
+    """The session's cache of prepared assets. Under pytest-xdist every worker has its own
+    session (and temp folder): the workers of one run share the cache beside their folders,
+    so no environment is prepared twice (harness/prepare.py locks a prepare across
+    processes; the others wait and reuse it)."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = tmp_path_factory.getbasetemp().parent / "rebench-cache"
+        shared.mkdir(exist_ok=True)
+        return shared
+    return root / "cache"
+
+
 @pytest.fixture(scope="session", autouse=True)
 def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """Per session (per xdist worker): runs, calibration, key; the cache is shared."""
     root = tmp_path_factory.mktemp("rebench-home")
     names = ("REBENCH_CACHE", "REBENCH_RUNS", "REBENCH_CALIBRATION", "REBENCH_KEY_FILE",
              "REBENCH_PREPARE")
     saved = {k: os.environ.get(k) for k in names}
-    os.environ["REBENCH_CACHE"] = str(root / "cache")
+    os.environ["REBENCH_CACHE"] = str(_shared_cache(tmp_path_factory, root))
     os.environ["REBENCH_RUNS"] = str(root / "runs")
     os.environ["REBENCH_CALIBRATION"] = str(root / "calibration.json")
     os.environ["REBENCH_KEY_FILE"] = str(root / "keys" / "score-log.key")
@@ -76,8 +91,14 @@ def pytest_sessionstart(session: pytest.Session) -> None:
                     "to see why it fails.", returncode=3)
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip `gpu` tests where no CUDA device is available."""
+    """Mark `timing` tests (`make test` runs them after the others, alone on the cores);
+    skip `gpu` tests where no CUDA device is available."""
+    timing_envs = timing_environments()
+    for item in items:
+        if is_timing(item, timing_envs):
+            item.add_marker(pytest.mark.timing)
     try:
         import torch
 
@@ -92,6 +113,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         # folders above the test, so a checkout in a folder named gpu skipped every test.
         if item.get_closest_marker("gpu") is not None:
             item.add_marker(skip)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """`--dist loadgroup` here: each environment's tests are one unit of work, run on one
+    worker, where its session fixtures (the prepare, built solutions) are made once; the
+    other tests are spread one by one. (xdist's own loadgroup reads `xdist_group` marks
+    through a node-id suffix that pytest 9.2 no longer keeps: pytest-xdist#1386.) Units
+    go out largest first (xdist's loadscope order), so the long environments start at
+    once and the small tests fill in at the end."""
+    if config.getvalue("dist") != "loadgroup":
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    from rebench.core.discovery import environment_ids
+
+    env_ids = tuple(environment_ids())
+
+    class EnvironmentScheduling(LoadScopeScheduling):  # type: ignore[misc]
+        def _split_scope(self, nodeid: str) -> str:
+            env_id = environment_of_nodeid(nodeid, env_ids)
+            return f"environment:{env_id}" if env_id else nodeid
+
+    return EnvironmentScheduling(config, log)
 
 
 def _prepare_refused(outcome: object) -> None:

@@ -10,7 +10,9 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -75,17 +77,22 @@ def test_a_runs_phases_and_official_scores_show_as_they_happen(tmp_path: Path) -
 
 
 @pytest.fixture
-def slow_toy(tmp_path: Path, toy_env: str) -> dict[str, str]:
+def slow_toy(tmp_path: Path, toy_env: str) -> Iterator[dict[str, str]]:
     """toy_probe whose reference build takes a minute (a stand-in for a reference that
     trains a model), discoverable by `rebench` subprocesses."""
     envs = tmp_path / "envs"
     shutil.copytree(FIXTURES / "toy_probe", envs / "toy_probe")
     solve = envs / "toy_probe" / "reference" / "solve.py"
     solve.write_text("import time\ntime.sleep(60)\n" + solve.read_text())
-    tmpdir = tmp_path / "tmp"
-    tmpdir.mkdir()
-    return {"REBENCH_ENVIRONMENTS_PATH": str(envs), "TMPDIR": str(tmpdir),
-            "REBENCH_PROGRESS_S": "1", "PYTHONUNBUFFERED": "1"}
+    # A short TMPDIR, not one under tmp_path: the services' Unix sockets are made under it,
+    # and a socket path has at most 107 bytes (under pytest-xdist, tmp_path is one folder
+    # deeper: `AF_UNIX path too long`).
+    tmpdir = Path(tempfile.mkdtemp(prefix="rb-sig-"))
+    try:
+        yield {"REBENCH_ENVIRONMENTS_PATH": str(envs), "TMPDIR": str(tmpdir),
+               "REBENCH_PROGRESS_S": "1", "PYTHONUNBUFFERED": "1"}
+    finally:
+        shutil.rmtree(tmpdir, ignore_errors=True)
 
 
 @pytest.mark.slow

@@ -45,6 +45,16 @@ def wait_gone(text: str, within_s: float = 3.0) -> list[int]:
     return left
 
 
+def wait_present(text: str, within_s: float = 10.0) -> list[int]:
+    """The host processes with `text`, once there are any (a job started in the
+    background may not have exec'd yet when the command that started it returns; on a
+    busy machine, such as two pytest-xdist workers on two cores, it often has not)."""
+    deadline = time.monotonic() + within_s
+    while not (found := host_processes_with(text)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return found
+
+
 def make(tmp_path: Path, **kwargs: object) -> BwrapSandbox:
     box = BwrapSandbox(SandboxConfig(workdir=tmp_path / "ws", **kwargs))  # type: ignore[arg-type]
     box.create()
@@ -58,7 +68,7 @@ def test_detached_job_persists_until_destroy(tmp_path: Path, gpu: bool) -> None:
     try:
         result = box.exec(f"setsid nohup sleep {tag} >/dev/null 2>&1 & echo started", 30)
         assert result.stdout == "started\n" and not result.timed_out
-        assert len(host_processes_with(tag)) == 1
+        assert len(wait_present(tag)) == 1
         # the next command sees it: jobs live on between commands, as in a container
         assert tag in box.exec("ps -eo args", 30).stdout
     finally:
@@ -75,7 +85,7 @@ def test_timeout_kills_the_command_and_its_jobs(tmp_path: Path) -> None:
         assert result.timed_out and result.returncode != 0
         assert time.monotonic() - start < 5
         assert wait_gone(job) == []
-        assert len(host_processes_with(detached)) == 1  # left the session: lives on
+        assert len(wait_present(detached)) == 1  # left the session: lives on
         assert box.exec("echo still usable", 30).stdout == "still usable\n"
     finally:
         box.destroy()
