@@ -23,14 +23,16 @@ demo: setup
 	$(BIN)/rebench report --out runs/report
 
 # Default suite: everything but GPU tests (skipped without CUDA), in two passes that
-# together collect every test: first all but the `timing` ones on TEST_WORKERS
-# pytest-xdist workers (`--dist loadgroup`: each environment's tests go to one worker,
-# which prepares it once; the workers share one cache, and a prepare is locked across
-# processes: tests/conftest.py), then the `timing` tests (a timing environment's: they
-# compare wall-clock times) alone on the cores. Both passes run; the target fails if
-# either does. TEST_WORKERS=0: the first pass without xdist. TEST_JUNIT=DIR writes
-# DIR/parallel.xml and DIR/timing.xml (benchmarks/suite_times.py reads both).
-TEST_WORKERS ?= 2
+# together collect every test: first all but the `timing` ones, then the `timing` tests (a
+# timing environment's: they compare wall-clock times) alone on the cores. Both passes run;
+# the target fails if either does. TEST_WORKERS=N runs the first pass on N pytest-xdist
+# workers (`--dist loadgroup`: each environment's tests go to one worker, which prepares it
+# once; the workers share one cache, and a prepare is locked across processes:
+# tests/conftest.py). The default is 0 (no xdist): on 2 cores two workers oversubscribe the
+# CPU (each environment's training uses both cores), and the full suite under -n 2 went no
+# faster than serially (docs/benchmarks/test-suite.md). TEST_JUNIT=DIR writes DIR/parallel.xml and
+# DIR/timing.xml (benchmarks/suite_times.py reads both).
+TEST_WORKERS ?= 0
 TEST_JUNIT ?=
 junit = $(if $(TEST_JUNIT),--junitxml=$(TEST_JUNIT)/$(1).xml)
 test: setup
