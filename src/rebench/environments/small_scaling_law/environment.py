@@ -114,35 +114,21 @@ GPU = Profile(
     reference_raw=0.6730,
     anchors_hardware="gpu:NVIDIA H200",
     params={
-        **_COMMON,
         # 1.4.0: the paper's shape (GPT-2 BPE, block 1024, batch 64) at 2e16 FLOPs repeated
-        # the 3.1 M-token train split of the offline corpus 21-38 times, so the sweep
-        # measured memorisation (n_embd 768, 38 epochs: 6.74; 1024, 21 epochs: 5.17) and no
+        # the 3.78 M-token train split of the offline corpus 17-31 times, so the sweep
+        # measured memorisation (n_embd 768, 31 epochs: 6.74; 1024, 17 epochs: 5.17) and no
         # budget an H200 runs in minutes stays near one epoch at that shape
-        # (docs/decisions/0014-small-scaling-law-gpu-recipe.md). The cpu recipe at 1e12
-        # sees 0.4-3 epochs across the swept widths, with its optimum inside the range.
-        "tokenizer": "bpe2048",
+        # (docs/decisions/0014-small-scaling-law-gpu-recipe.md). The cpu recipe (its params,
+        # on cuda) at 1e12 sees 0.08-3 epochs across the swept widths, optimum inside.
+        **CPU.params,
         "device": "cuda",
         "threads": 4,
-        "block_size": 64,
-        "batch_size": 8,
-        "head_size": 8,
-        "min_n_embd": 16,
-        "max_n_embd": 256,
-        "lr": 2e-3,
         "target_flops": 1e12,  # the public sweep's budget (documentation of the recipe)
         # Drawn at prepare like cpu's: 1.1 x 9e11 < 1e12, so the sweep's optimum copied as
         # is is over budget.
         "target_low": 7e11,
         "target_high": 9e11,
         "lstar_widths": "24,32,40",
-        "val_windows": 256,
-        "heldout_windows": 2048,
-        "sweep_windows": 1536,
-        "start_n_embd": 96,
-        "start_loss_prediction": 5.5,
-        # An experiment at the cap: a few seconds of training plus CUDA start-up.
-        "experiment_timeout_s": 300.0,
     },
     instruction_text={"max_experiments": str(MAX_EXPERIMENTS)},
     gpus=1,
