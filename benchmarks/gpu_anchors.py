@@ -98,6 +98,10 @@ def main() -> int:
     parser.add_argument("--solutions", default="starting,reference",
                         help="comma-separated, in order (e.g. only `reference` when the "
                         "start was measured in an earlier call)")
+    parser.add_argument("--reuse-prepared", action="store_true",
+                        help="use the assets an earlier call prepared in the same cache "
+                        "(REBENCH_CACHE) instead of preparing again; --solutions '' only "
+                        "prepares")
     parser.add_argument("--out", default="summary.json")
     args = parser.parse_args()
     spec = load_spec(args.env)
@@ -115,7 +119,7 @@ def main() -> int:
 
     t0 = time.monotonic()
     assets = prepare_environment(
-        spec, profile, force=True,
+        spec, profile, force=not args.reuse_prepared,
         progress=lambda m, f: print(f"[{time.monotonic() - t0:7.1f}s] {m}", flush=True),
     )
     summary["prepare_s"] = round(time.monotonic() - t0, 1)
@@ -124,7 +128,7 @@ def main() -> int:
             summary[name] = json.loads((assets / name).read_text())
     save()
     with tempfile.TemporaryDirectory() as tmp:
-        for name in args.solutions.split(","):
+        for name in filter(None, args.solutions.split(",")):
             t1 = time.monotonic()
             ws = build(spec, profile, name, Path(tmp) / name / "ws", isolation)
             built = time.monotonic() - t1
