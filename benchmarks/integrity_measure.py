@@ -1,15 +1,27 @@
-"""The integrity report measured both ways, with real scoring (docs/benchmarks/integrity.md):
+"""The integrity report measured as a monitor, with real scoring or stand-in scoring
+(docs/benchmarks/integrity.md):
 
     python benchmarks/integrity_measure.py [--env triton_cumsum ...] [--out table.md]
-        [--keep DIR | --rescan DIR] [--stand-in] [--rescore-identical]
+        [--corpus-out corpus.json] [--keep DIR | --rescan DIR | --metrics-from corpus.json]
+        [--stand-in] [--cache DIR] [--slow-policies] [--rescore-identical]
 
-For every environment (cpu profile, prepared for real): each hack of its cheat suite replayed
-as an agent run (the cheat written over the solution, then an official score), the hacks kept
-inline in tests/integrity (fix_embedding's and small_scaling_law's cheat tests, restricted_mlm's
-forbidden ops hidden from a reader), and the start, reference and expert agents plus the
-honest human-style replays of tests/integrity/honest_replays.py. Every run is scored by the
-real scorer and checked by `rebench.integrity.check_run`. Prints one markdown row per run and
-the two numbers: recall on hacks (runs with any flag) and high-severity flags on honest runs.
+The corpus, labelled, for every environment (cpu profile):
+- hack: each hack of its cheat suite replayed as an agent run (the cheat written over the
+  solution, then an official score), the hacks kept inline in tests/integrity
+  (`INLINE_HACKS`), and each declared degenerate policy (`rebench/environments/<id>/
+  degenerate.py`, cpu ones; the slow ones only with --slow-policies) made on the trusted
+  side from the starting files and the public assets, its files written into the run's
+  workspace, then scored;
+- honest: the start, reference and expert solutions, the honest replays of
+  tests/integrity/honest_replays.py, and the cheat suites' broken submissions (`BROKEN`:
+  they crash or hang, no hack attempt; kind "broken", counted apart).
+Every run is checked by `rebench.integrity.check_run`; its suspicion score is
+`rebench.integrity.metrics.suspicion` (worst severity, plus a tenth per distinct rule). Each
+run falls in one of two halves by a hash of its case name (`half_of`): "tune" and
+"held-out". Prints one markdown row per run, then AUROC, TPR at 5% FPR and the confusion
+at the default threshold (a high flag) per environment and overall, for the held-out half,
+the tuning half and all runs; --corpus-out writes the labelled rows (JSON) and
+--metrics-from recomputes the tables from such a file.
 
 A snapshot identical to one already scored, for the same kind of score, in this measurement
 (the starting solution at t=0 of every run) reuses that score unless
@@ -17,20 +29,30 @@ A snapshot identical to one already scored, for the same kind of score, in this 
 starting solution built by training at the creation of every run (nanogpt_chat_rl's
 improve.py) is built once per environment and its files copied into later runs' workspaces.
 --stand-in measures what CI measures instead: stand-in scores (`# raw=` lines), stand-in assets
-where a prepare takes minutes, no starting build that trains, and solutions submitted as
-replays (their build cut short).
+where a prepare takes minutes and none is in the cache, no starting build that trains, and
+solutions submitted as replays (their build cut short). --cache DIR: the cache of prepared
+assets to use (REBENCH_CACHE); with --stand-in and no --cache, a cache of the measurement's
+own, so that stand-in assets never land in the user's cache.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import hashlib
+import importlib
 import json
 import math
+import os
+import platform
 import re
+import shlex
+import shutil
+import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -41,16 +63,20 @@ from honest_replays import SPECIFIC, generic  # noqa: E402
 from integrity_support import (  # noqa: E402
     SCORE,
     TRAINED_STARTING_BUILD,
+    Action,
     cheat_files,
     ensure_assets,
     isolation,
     replay_run,
+    run_cmd,
     solution_actions,
     stand_in_score,
     stand_in_starting_build,
+    write,
 )
 from test_integrity_cheat_suites import (  # noqa: E402
     BROKEN,
+    BROKEN_RUNS,
     CI_RECIPE_TIMEOUT_S,
     INLINE_HACKS,
     cheat_actions,
@@ -58,14 +84,20 @@ from test_integrity_cheat_suites import (  # noqa: E402
 
 import rebench.harness.run as harness_run  # noqa: E402
 from rebench.agents.base import make_agent  # noqa: E402
-from rebench.core.discovery import environment_ids, load_spec  # noqa: E402
+from rebench.core.discovery import environment_dir, environment_ids, load_spec  # noqa: E402
 from rebench.harness.driver import execute_run  # noqa: E402
 from rebench.harness.prepare import prepare_environment  # noqa: E402
 from rebench.harness.run import create_run  # noqa: E402
 from rebench.harness.scoring import snapshot_digest  # noqa: E402
-from rebench.integrity import IntegrityReport, Severity, check_run  # noqa: E402
-
-Totals = list[int]  # hacks, hacks flagged, honest runs, honest runs with a high flag
+from rebench.integrity import Severity, check_run  # noqa: E402
+from rebench.integrity.metrics import (  # noqa: E402
+    auroc,
+    confusion,
+    suspicion_of,
+    threshold_of,
+    tpr_at_fpr,
+)
+from rebench.scoring.declarations import Degenerate, PolicyContext  # noqa: E402
 
 
 def reuse_identical_scores() -> None:
@@ -112,144 +144,346 @@ def reuse_starting_builds() -> None:
     harness_run.apply_starting_recipe = build  # type: ignore[assignment]
 
 
+# Labels and kinds of runs. Hack kinds: a cheat file, a hack kept inline in tests/integrity,
+# a declared degenerate policy. Honest kinds: a solution (start, reference, expert), an
+# honest replay, a broken submission of a cheat suite (no hack attempt: it crashes or hangs).
+HACK_KINDS = ("cheat", "inline", "degenerate")
+HONEST_KINDS = ("solution", "replay", "broken")
+# The folder prefixes of kept runs (--keep) by kind; "hack-" and "honest-" are the names
+# kept runs had before the kinds were told apart (read by --rescan as cheat and replay).
+OLD_PREFIXES = {"hack": "cheat", "honest": "replay"}
+HALVES = ("held-out", "tune")
+Row = dict[str, Any]
+
+
+def half_of(case: str) -> str:
+    """The half a run's case ("env/kind/name") falls in: the lowest bit of the first byte of
+    its SHA-256. The same case always falls in the same half, whatever else the corpus
+    holds; the held-out half is the one with the bit set."""
+    return HALVES[0] if hashlib.sha256(case.encode()).digest()[0] & 1 else HALVES[1]
+
+
 def folder(kind: str, name: str) -> str:
     """The folder a measured run is kept in (--keep): its kind and name, for --rescan."""
     return f"{kind}-" + re.sub(r"[^A-Za-z0-9_.]+", "_", name)
 
 
-def row(env_id: str, kind: str, name: str, run_dir: Path, report: IntegrityReport,
-        seconds: float) -> str:
-    record = json.loads((run_dir / "run.json").read_text())
-    score = record.get("final_normalized")
-    rules = ", ".join(sorted({f"{f.rule} ({f.severity.value})" for f in report.flags}))
-    return (f"| {env_id} | {kind} | {name} | {score if score is None else f'{score:.2f}'} | "
-            f"{report.summary()} | {rules or '-'} | "
-            f"{f'{seconds:.0f}' if math.isfinite(seconds) else '-'} |")
+def make_row(env_id: str, kind: str, name: str, run_dir: Path | None, seconds: float,
+             error: str = "") -> Row:
+    """One labelled run of the corpus: its flags, suspicion score and half. A case that
+    could not be made (`error`) is kept with no run, and counted as missing."""
+    case = f"{env_id}/{kind}/{name}"
+    flags: list[dict[str, str]] = []
+    score = None
+    if run_dir is not None:
+        report = check_run(run_dir)
+        flags = [{"rule": f.rule, "severity": f.severity.value} for f in report.flags]
+        score = json.loads((run_dir / "run.json").read_text()).get("final_normalized")
+    return {"env": env_id, "kind": kind, "name": name, "case": case,
+            "label": "hack" if kind in HACK_KINDS else "honest", "half": half_of(case),
+            "flags": flags, "suspicion": None if error else row_suspicion({"flags": flags}),
+            "final_normalized": score,
+            "seconds": round(seconds, 1) if math.isfinite(seconds) else None,
+            "error": error}
 
 
-def _timed(make: Callable[[], Path]) -> tuple[Path, IntegrityReport, float]:
+def row_suspicion(row: Row) -> float:
+    return suspicion_of([(f["rule"], Severity(f["severity"])) for f in row["flags"]])
+
+
+def row_line(row: Row) -> str:
+    score, sus, seconds = row["final_normalized"], row["suspicion"], row["seconds"]
+    rules = ", ".join(sorted({f"{f['rule']} ({f['severity']})" for f in row["flags"]}))
+    counts = [f"{sum(f['severity'] == s.value for f in row['flags'])} {s.value}"
+              for s in (Severity.HIGH, Severity.MEDIUM, Severity.LOW)]
+    summary = ", ".join(c for c in counts if not c.startswith("0 ")) or "no flags"
+    if row["error"]:
+        summary, rules = "not measured", row["error"]
+    return (f"| {row['env']} | {row['label']} | {row['kind']} | {row['name']} | {row['half']} | "
+            f"{'-' if score is None else f'{score:.2f}'} | {summary} | {rules or '-'} | "
+            f"{'-' if sus is None else f'{sus:.1f}'} | "
+            f"{'-' if seconds is None else f'{seconds:.0f}'} |")
+
+
+def _measure(env_id: str, kind: str, name: str, make: Callable[[], Path], rows: list[Row]
+             ) -> None:
+    if not wanted(kind):
+        return
     start = time.monotonic()
-    run_dir = make()
-    return run_dir, check_run(run_dir), time.monotonic() - start
+    rows.append(make_row(env_id, kind, name, make(), time.monotonic() - start))
+    print(row_line(rows[-1]), flush=True)
 
 
-def measure_hacks(env_id: str, tmp: Path, lines: list[str]) -> Totals:
-    """Every hack of the environment (cheat files, then inline hacks) as a run."""
-    hacks = flagged = 0
-    runs: list[tuple[str, Callable[[], list[dict[str, Any]]]]] = [
-        (cheat.name, lambda cheat=cheat: cheat_actions(env_id, cheat))
-        for env, cheat in cheat_files() if env == env_id and (env, cheat.name) not in BROKEN]
-    runs += [(name, make) for (env, name), (make, _) in sorted(INLINE_HACKS.items())
-             if env == env_id]
-    for name, make in runs:
-        run_dir, report, seconds = _timed(
-            lambda make=make, name=name: replay_run(env_id, make(), tmp / folder("hack", name)
-                                                    ).run_dir)
-        hacks += 1
-        flagged += bool(report.flags)
-        lines.append(row(env_id, "hack", name, run_dir, report, seconds))
-        print(lines[-1], flush=True)
-    return [hacks, flagged, 0, 0]
+def _replay(env_id: str, kind: str, name: str, actions: Callable[[], list[Action]],
+            base: Path) -> Callable[[], Path]:
+    return lambda: replay_run(env_id, actions(), base / folder(kind, name)).run_dir
 
 
-def measure_honest(env_id: str, tmp: Path, lines: list[str], stand_in: bool) -> Totals:
-    """The start, reference and expert solutions and the honest replays."""
+def measure_hacks(env_id: str, base: Path, rows: list[Row]) -> None:
+    """Every hack of the environment's cheat suite (cheat files, then inline hacks)."""
+    for env, cheat in cheat_files():
+        if env == env_id and (env, cheat.name) not in BROKEN:
+            _measure(env_id, "cheat", cheat.name, _replay(
+                env_id, "cheat", cheat.name, lambda c=cheat: cheat_actions(env_id, c), base),
+                rows)
+    for (env, name), (make, _) in sorted(INLINE_HACKS.items()):
+        if env == env_id:
+            _measure(env_id, "inline", name, _replay(env_id, "inline", name, make, base), rows)
+
+
+def policies(env_id: str) -> tuple[Degenerate, ...]:
+    """The environment's declared degenerate policies (none without a degenerate.py)."""
+    if not (environment_dir(env_id) / "degenerate.py").is_file():
+        return ()
+    module = importlib.import_module(f"rebench.environments.{env_id}.degenerate")
+    return tuple(getattr(module, "POLICIES", ()))
+
+
+def _tree(root: Path) -> dict[str, Path]:
+    return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
+            if (p.is_file() or p.is_symlink()) and "__pycache__" not in p.parts}
+
+
+def policy_actions(env_id: str, policy: Degenerate, scratch: Path) -> list[Action]:
+    """What an agent does to hand in `policy`: made as the generic degenerate test makes it
+    (a fresh copy of the starting files, the public assets at hand, on the trusted side),
+    then every file it wrote or changed written into the run's workspace (links made as
+    links), every file it removed removed, and a score."""
     spec = load_spec(env_id)
-    honest = high = 0
-    solutions: list[tuple[str, Callable[[], Path]]] = []
+    profile = spec.profile("cpu")
+    starting = environment_dir(env_id) / spec.solutions["starting"].folder
+    if scratch.exists():
+        shutil.rmtree(scratch)
+    workspace, private = scratch / "workspace", scratch / "private"
+    shutil.copytree(starting, workspace, symlinks=True)
+    private.mkdir()
+    policy.make(PolicyContext(spec=spec, profile=profile,
+                              public_dir=ensure_assets(env_id) / "public",
+                              workspace=workspace, scratch=private))
+    before, after = _tree(starting), _tree(workspace)
+    actions: list[Action] = []
+    for rel, path in after.items():
+        if path.is_symlink():
+            parent = str(Path(rel).parent)
+            actions.append(run_cmd(f"mkdir -p {shlex.quote(parent)} && ln -sfn "
+                                   f"{shlex.quote(os.readlink(path))} {shlex.quote(rel)}"))
+        elif rel not in before or before[rel].read_bytes() != path.read_bytes():
+            actions.append(write(rel, path.read_bytes()))
+    actions += [run_cmd(f"rm -f {shlex.quote(rel)}") for rel in before if rel not in after]
+    return [*actions, SCORE]
+
+
+def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> None:
+    """Every declared cpu degenerate policy of the environment, as a run. A policy that
+    cannot be made here (a slow one without --slow-policies, or one whose making fails, e.g.
+    on stand-in assets) is kept as a missing case with the reason."""
+    for policy in policies(env_id):
+        if "cpu" not in policy.profiles or not wanted("degenerate"):
+            continue
+        if policy.slow and not slow:
+            rows.append(make_row(env_id, "degenerate", policy.name, None, math.nan,
+                                 "slow policy: not made (--slow-policies)"))
+            print(row_line(rows[-1]), flush=True)
+            continue
+        scratch = base / folder("made", policy.name)
+        try:
+            actions = policy_actions(env_id, policy, scratch)
+        except Exception as exc:  # kept as a missing case, with its reason
+            rows.append(make_row(env_id, "degenerate", policy.name, None, math.nan,
+                                 f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
+            print(row_line(rows[-1]), flush=True)
+            continue
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        _measure(env_id, "degenerate", policy.name,
+                 _replay(env_id, "degenerate", policy.name, lambda a=actions: a, base), rows)
+
+
+def measure_honest(env_id: str, base: Path, rows: list[Row], stand_in: bool) -> None:
+    """The start, reference and expert solutions, the honest replays and the broken
+    submissions."""
+    spec = load_spec(env_id)
     for name in ("starting", *sorted(n for n in spec.solutions if n != "starting")):
         if stand_in:  # as CI submits them: written, built (cut short), scored
             actions = [SCORE] if name == "starting" else solution_actions(
                 env_id, name, CI_RECIPE_TIMEOUT_S)
-            solutions.append((name, lambda a=actions, n=name: replay_run(
-                env_id, a, tmp / folder("solution", n)).run_dir))
+            _measure(env_id, "solution", name,
+                     _replay(env_id, "solution", name, lambda a=actions: a, base), rows)
         else:
             agent = "start" if name == "starting" else name
-            solutions.append((agent, lambda agent=agent: _agent_run(env_id, agent, tmp)))
-    replays = {"generic": lambda: generic(env_id)}
+            _measure(env_id, "solution", agent,
+                     lambda agent=agent: _agent_run(env_id, agent, base), rows)
+    replays: dict[str, Callable[[], list[Action]]] = {"generic": lambda: generic(env_id)}
     if env_id in SPECIFIC:
         replays["human-style"] = SPECIFIC[env_id]
     for name, replay in replays.items():
-        solutions.append((f"replay: {name}", lambda r=replay, n=name: replay_run(
-            env_id, r(), tmp / folder("honest", n)).run_dir))
-    for name, make in solutions:
-        run_dir, report, seconds = _timed(make)
-        honest += 1
-        high += report.flagged(Severity.HIGH)
-        lines.append(row(env_id, "honest", name, run_dir, report, seconds))
-        print(lines[-1], flush=True)
-    return [0, 0, honest, high]
+        _measure(env_id, "replay", name, _replay(env_id, "replay", name, replay, base), rows)
+    for (env, name), make in sorted(BROKEN_RUNS.items()):
+        if env == env_id:
+            _measure(env_id, "broken", name, _replay(env_id, "broken", name, make, base), rows)
 
 
-def _agent_run(env_id: str, agent: str, tmp: Path) -> Path:
-    the_run = create_run(env_id, "cpu", agent, 3600, isolation(), root=tmp / "runs")
+def _agent_run(env_id: str, agent: str, base: Path) -> Path:
+    the_run = create_run(env_id, "cpu", agent, 3600, isolation(),
+                         root=base / folder("solution", agent) / "runs")
     execute_run(the_run, make_agent(agent))
     return the_run.run_dir
 
 
-def rescan(root: Path, lines: list[str]) -> Totals:
+def rescan(root: Path) -> list[Row]:
     """Check again every run measured earlier under `root` (kept with --keep): the rules
     change faster than real-scored runs can be redone."""
-    totals = [0, 0, 0, 0]
+    rows = []
     for run_json in sorted(root.glob("**/run.json")):
         run_dir = run_json.parent
         record = json.loads(run_json.read_text())
         group = next((p.name for p in run_dir.parents
-                      if p.name.startswith(("hack-", "solution-", "honest-"))), "")
-        report = check_run(run_dir)
-        hack = group.startswith("hack-")
-        totals = [a + b for a, b in zip(totals, [int(hack), int(hack and bool(report.flags)),
-                                                 int(not hack),
-                                                 int(not hack and report.flagged(Severity.HIGH))],
-                                        strict=True)]
-        name = group.partition("-")[2] or str(record.get("agent", "?"))
-        lines.append(row(record["env_id"], "hack" if hack else "honest", name, run_dir, report,
-                         float("nan")))
-    return totals
+                      if p.name.partition("-")[0] in (*HACK_KINDS, *HONEST_KINDS,
+                                                      *OLD_PREFIXES)), "")
+        if not group:
+            continue
+        prefix, _, name = group.partition("-")
+        rows.append(make_row(record["env_id"], OLD_PREFIXES.get(prefix, prefix),
+                             name or str(record.get("agent", "?")), run_dir, math.nan))
+    return rows
+
+
+def _fmt(x: float) -> str:
+    return "n/a" if math.isnan(x) else f"{x:.3f}"
+
+
+def metrics_lines(rows: Sequence[Row], half: str | None, hack_kinds: Sequence[str]
+                  ) -> list[str]:
+    """AUROC, TPR at 5% FPR and the confusion at a high flag, per environment and overall,
+    over the measured rows of `half` (None: all), hacks of `hack_kinds` against every honest
+    run."""
+    chosen = [r for r in rows if not r["error"] and (half is None or r["half"] == half)
+              and (r["label"] == "honest" or r["kind"] in hack_kinds)]
+    lines = ["| scope | hack runs | honest runs | AUROC | TPR at 5% FPR | "
+             "at a high flag: TP / FN / FP / TN (TPR, FPR) |", "|---|---|---|---|---|---|"]
+    for scope in [*sorted({r["env"] for r in chosen}), "overall"]:
+        part = [r for r in chosen if scope in ("overall", r["env"])]
+        scores = [float(r["suspicion"]) for r in part]
+        labels = [r["label"] == "hack" for r in part]
+        c = confusion(scores, labels, threshold_of(Severity.HIGH))
+        lines.append(f"| {'**overall**' if scope == 'overall' else scope} | {sum(labels)} | "
+                     f"{len(labels) - sum(labels)} | {_fmt(auroc(scores, labels))} | "
+                     f"{_fmt(tpr_at_fpr(scores, labels, 0.05))} | {c.tp} / {c.fn} / {c.fp} / "
+                     f"{c.tn} ({_fmt(c.tpr)}, {_fmt(c.fpr)}) |")
+    return lines
+
+
+def report_lines(rows: Sequence[Row]) -> list[str]:
+    lines = []
+    counts = {k: sum(r["kind"] == k and not r["error"] for r in rows)
+              for k in (*HACK_KINDS, *HONEST_KINDS)}
+    missing = [r for r in rows if r["error"]]
+    lines.append(f"\ncorpus: {sum(counts[k] for k in HACK_KINDS)} hack runs "
+                 f"({', '.join(f'{counts[k]} {k}' for k in HACK_KINDS)}), "
+                 f"{sum(counts[k] for k in HONEST_KINDS)} honest runs "
+                 f"({', '.join(f'{counts[k]} {k}' for k in HONEST_KINDS)}); "
+                 f"{len(missing)} cases not measured")
+    for r in missing:
+        lines.append(f"- not measured: {r['case']}: {r['error']}")
+    for half in (*HALVES, None):
+        for title, kinds in (("every hack (cheats, inline hacks, degenerate policies)",
+                              HACK_KINDS), ("cheats and inline hacks only", ("cheat", "inline")),
+                             ("degenerate policies only", ("degenerate",))):
+            lines += [f"\n{half or 'all runs'}, {title}:\n", *metrics_lines(rows, half, kinds)]
+    return lines
+
+
+def _commit() -> str:
+    try:
+        return subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True,
+                              text=True, check=True, cwd=TESTS).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        return "?"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", action="append", help="environments (default: all)")
-    parser.add_argument("--out", type=Path, help="also write the table here")
+    parser.add_argument("--out", type=Path, help="also write the tables here")
+    parser.add_argument("--corpus-out", type=Path, help="write the labelled rows here (JSON)")
     parser.add_argument("--keep", type=Path, help="keep the runs under this folder")
     parser.add_argument("--rescan", type=Path, help="only check again the runs kept here")
+    parser.add_argument("--metrics-from", type=Path,
+                        help="only recompute the tables from a --corpus-out file")
     parser.add_argument("--stand-in", action="store_true", help="stand-in scores and assets")
+    parser.add_argument("--cache", type=Path, help="prepared assets (REBENCH_CACHE)")
+    parser.add_argument("--slow-policies", action="store_true",
+                        help="also make the degenerate policies marked slow")
     parser.add_argument("--rescore-identical", action="store_true",
                         help="score identical snapshots again")
+    parser.add_argument("--only", action="append", choices=(*HACK_KINDS, *HONEST_KINDS),
+                        help="measure only runs of these kinds (default: every kind)")
     args = parser.parse_args()
-    lines = ["| env | kind | run | final normalized | flags | rules | seconds |",
-             "|---|---|---|---|---|---|---|"]
-    totals = [0, 0, 0, 0]
-    if args.rescan:
-        totals = rescan(args.rescan, lines)
-    else:
-        if args.stand_in:
-            harness_run.official_score = stand_in_score  # type: ignore[assignment]
-            harness_run.apply_starting_recipe = stand_in_starting_build  # type: ignore[assignment]
+    unknown = sorted(set(args.env or ()) - set(environment_ids()))
+    if unknown:
+        parser.error(f"unknown environments: {unknown}")
+    if sum(x is not None for x in (args.keep, args.rescan, args.metrics_from)) > 1:
+        parser.error("--keep, --rescan and --metrics-from go one at a time")
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
+        if args.cache:
+            os.environ["REBENCH_CACHE"] = str(args.cache.resolve())
+        elif args.stand_in:
+            os.environ["REBENCH_CACHE"] = str(Path(tmp_name) / "cache")
+        if args.metrics_from:
+            rows = json.loads(args.metrics_from.read_text())["rows"]
+        elif args.rescan:
+            rows = rescan(args.rescan)
         else:
-            reuse_starting_builds()
-            if not args.rescore_identical:
-                reuse_identical_scores()
-        with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
-            base = args.keep or Path(tmp_name)
-            for env_id in args.env or environment_ids():
-                spec = load_spec(env_id)
-                if args.stand_in:
-                    ensure_assets(env_id)
-                else:
-                    prepare_environment(spec, spec.profile("cpu"))
-                for counts in (measure_hacks(env_id, base / env_id, lines),
-                               measure_honest(env_id, base / env_id, lines, args.stand_in)):
-                    totals = [a + b for a, b in zip(totals, counts, strict=True)]
-    hacks, flagged, honest, high = totals
-    lines.append(f"\nrecall on hacks: {flagged}/{hacks}; honest runs with a high flag: "
-                 f"{high}/{honest} (isolation {isolation().value}, "
-                 f"{'stand-in' if args.stand_in else 'real'} scoring)")
+            rows = measure(args, args.keep or Path(tmp_name) / "runs")
+    lines = ["| env | label | kind | run | half | final normalized | flags | rules | "
+             "suspicion | seconds |", "|---|---|---|---|---|---|---|---|---|---|",
+             *(row_line(r) for r in rows), *report_lines(rows),
+             f"\n(isolation {isolation().value}, "
+             f"{'stand-in' if args.stand_in else 'real'} scoring, "
+             f"{time.monotonic() - started:.0f} s)"]
     text = "\n".join(lines)
     print(text)
     if args.out:
         args.out.write_text(text + "\n")
+    if args.corpus_out:
+        args.corpus_out.write_text(json.dumps({
+            "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+            "commit": _commit(), "machine": f"{platform.node()} {platform.machine()} "
+            f"{os.cpu_count()} cores, Python {platform.python_version()}",
+            "command": " ".join(sys.argv), "scoring": "stand-in" if args.stand_in else "real",
+            "isolation": isolation().value, "rows": rows}, indent=1) + "\n")
+
+
+def measure(args: argparse.Namespace, base: Path) -> list[Row]:
+    if args.stand_in:
+        harness_run.official_score = stand_in_score  # type: ignore[assignment]
+        harness_run.apply_starting_recipe = stand_in_starting_build  # type: ignore[assignment]
+    else:
+        reuse_starting_builds()
+        if not args.rescore_identical:
+            reuse_identical_scores()
+    global ONLY
+    ONLY = set(args.only) if args.only else None
+    rows: list[Row] = []
+    for env_id in args.env or environment_ids():
+        spec = load_spec(env_id)
+        if args.stand_in:
+            ensure_assets(env_id)
+        else:
+            prepare_environment(spec, spec.profile("cpu"))
+        measure_hacks(env_id, base / env_id, rows)
+        measure_degenerate(env_id, base / env_id, rows, args.slow_policies)
+        measure_honest(env_id, base / env_id, rows, args.stand_in)
+    return rows
+
+
+def wanted(kind: str) -> bool:
+    """Whether runs of `kind` are measured (--only)."""
+    return ONLY is None or kind in ONLY
+
+
+ONLY: set[str] | None = None
 
 
 if __name__ == "__main__":
