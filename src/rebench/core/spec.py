@@ -47,8 +47,11 @@ class Profile:
     `memory_gb`, `pids_max` and `file_size_gb` cap every untrusted process tree of the
     profile (the agent's sandbox and each scoring child).
 
-    `params` are the numbers (and short identifiers) that trusted code reads, checked
-    against the environment's `params_type`; `instruction_text` is prose that only fills
+    `params` are the numbers (and short identifiers) of the profile as a plain mapping (what
+    fingerprints, records and the CLI read); `params_type` is the environment's frozen
+    dataclass for them, set by `EnvironmentSpec` when the spec loads: the params are checked
+    and converted then (SpecError on an unknown, missing or wrongly typed one), and trusted
+    code reads the result as `typed`. `instruction_text` is prose that only fills
     placeholders of instructions.md (never read by code). `calibration_sd_limit` marks a
     timing environment: `rebench calibrate` checks the machine for interference with it
     (harness/evaluate.py).
@@ -70,25 +73,24 @@ class Profile:
     scoring_timeout_s: float = 300.0
     network: bool = False
 
+    # Not part of a profile's identity: `params` is, and the typed value is made from it.
+    params_type: type | None = field(default=None, repr=False, compare=False)
+    _typed: Any = field(default=None, init=False, repr=False, compare=False)
+
+    @property
+    def typed(self) -> Any:
+        """The params as an instance of `params_type`, checked and converted when the
+        profile was made. Assign it to an annotated name so that the uses are type-checked:
+        `params: MyParams = ctx.profile.typed`."""
+        if self.params_type is None:
+            raise SpecError(f"profile {self.name}: no params_type, so no typed params "
+                            "(declare params_type on the EnvironmentSpec)")
+        return self._typed
+
     def params_as(self, cls: type[P]) -> P:
-        """The params as the environment's typed, frozen dataclass `cls`: every field must
-        be given with its declared type (int accepted for float), nothing else. SpecError
-        otherwise, so a typo in a profile fails when the spec loads, not mid-scoring."""
-        if not dataclasses.is_dataclass(cls):
-            raise SpecError(f"{cls.__name__} is not a dataclass")
-        fields = {f.name: f for f in dataclasses.fields(cls)}
-        unknown = sorted(set(self.params) - set(fields))
-        missing = sorted(n for n, f in fields.items() if n not in self.params
-                         and f.default is dataclasses.MISSING)
-        if unknown or missing:
-            raise SpecError(f"profile {self.name}: params unknown {unknown}, missing {missing} "
-                            f"(for {cls.__name__})")
-        hints = typing.get_type_hints(cls)
-        for name, value in self.params.items():
-            if not _fits(value, hints[name]):
-                raise SpecError(f"profile {self.name}: param {name} = {value!r} is not a "
-                                f"{getattr(hints[name], '__name__', hints[name])}")
-        return cls(**{k: (float(v) if hints[k] is float else v) for k, v in self.params.items()})
+        """The params as `cls`, checked as at load. Superseded by `typed`; kept only until
+        the last callers (small_scaling_law's integrity, prepare and sweep) are committed."""
+        return _typed_params(self.name, self.params, cls)
 
     def __post_init__(self) -> None:
         if not math.isfinite(self.starting_raw) or not math.isfinite(self.reference_raw):
@@ -104,6 +106,31 @@ class Profile:
             raise SpecError(f"profile {self.name}: {both} are both params and instruction text")
         if self.calibration_sd_limit is not None and not self.calibration_sd_limit > 0:
             raise SpecError(f"profile {self.name}: calibration_sd_limit must be positive")
+        if self.params_type is not None:
+            object.__setattr__(self, "_typed", _typed_params(self.name, self.params,
+                                                             self.params_type))
+
+
+def _typed_params(profile: str, params: Mapping[str, ParamValue], cls: type[P]) -> P:
+    """`params` as the typed, frozen dataclass `cls`: every field without a default must be
+    given, each with its declared type (int accepted for float), nothing else. SpecError
+    otherwise, so a typo in a profile fails when the spec loads, not mid-scoring."""
+    if not dataclasses.is_dataclass(cls):
+        raise SpecError(f"profile {profile}: params_type {cls.__name__} is not a dataclass")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(set(params) - set(fields))
+    missing = sorted(n for n, f in fields.items() if n not in params
+                     and f.default is dataclasses.MISSING
+                     and f.default_factory is dataclasses.MISSING)
+    if unknown or missing:
+        raise SpecError(f"profile {profile}: params unknown {unknown}, missing {missing} "
+                        f"(for {cls.__name__})")
+    hints = typing.get_type_hints(cls)
+    for name, value in params.items():
+        if not _fits(value, hints[name]):
+            raise SpecError(f"profile {profile}: param {name} = {value!r} is not a "
+                            f"{getattr(hints[name], '__name__', hints[name])}")
+    return cls(**{k: (float(v) if hints[k] is float else v) for k, v in params.items()})
 
 
 def _fits(value: ParamValue, want: object) -> bool:
@@ -153,8 +180,9 @@ class EnvironmentSpec:
     child_modules: tuple[str, ...] = ()
     # Run-scoped trusted services the agent may call (ServiceSpec below, services/host.py).
     services: tuple[ServiceSpec, ...] = ()
-    # The typed, frozen dataclass of the profiles' params (checked at load): trusted code
-    # reads `profile.params_as(params_type)` instead of a dict of numbers.
+    # The typed, frozen dataclass of the profiles' params: each profile is given it at load
+    # (its params checked and converted then), and trusted code reads `profile.typed`
+    # instead of a dict of numbers.
     params_type: type | None = None
     # What a score may tell the agent (core/feedback.py): the harness renders every
     # scorer message through it, so nothing undeclared reaches the agent.
@@ -171,11 +199,21 @@ class EnvironmentSpec:
             if key != profile.name:
                 raise SpecError(f"{self.id}: profile key {key!r} != name {profile.name!r}")
         if self.params_type is not None:
-            for profile in self.profiles.values():
-                profile.params_as(self.params_type)
+            object.__setattr__(self, "profiles", {
+                key: self._typed_profile(profile) for key, profile in self.profiles.items()})
         for required in ("starting", "reference"):
             if required not in self.solutions:
                 raise SpecError(f"{self.id}: solutions must include {required!r}")
+
+    def _typed_profile(self, profile: Profile) -> Profile:
+        """The profile with the spec's params_type (its params checked and converted)."""
+        if profile.params_type is None:
+            return dataclasses.replace(profile, params_type=self.params_type)
+        if profile.params_type is not self.params_type:
+            raise SpecError(f"{self.id}: profile {profile.name} has params_type "
+                            f"{profile.params_type.__name__}, the spec "
+                            f"{getattr(self.params_type, '__name__', self.params_type)}")
+        return profile
 
     def profile(self, name: str) -> Profile:
         """The named profile, or a clear error listing the ones that exist."""
