@@ -26,7 +26,6 @@ from safetensors.torch import load_file
 
 from rebench.core.discovery import load_spec
 from rebench.core.paths import env_cache_dir
-from rebench.environments.optimize_llm_foundry.environment import FoundryParams
 from rebench.environments.optimize_llm_foundry.pipeline import (
     lay_out,
     run_local,
@@ -77,7 +76,7 @@ def main() -> None:
     assets = env_cache_dir(spec.id, spec.profile(args.profile).name)
     heldout = assets / "protected" / "heldout_data.jsonl"
     public = assets / "public" / "train_data.jsonl"
-    params = spec.profile(args.profile).params_as(FoundryParams)
+    params = spec.profile(args.profile).typed
     half_lr = _yaml_sub(r"^(\s+lr:).*$", rf"\g<1> {params.lr / 2}")
     if params.device == "cuda":
         # Run-to-run drift comes from the reference pipeline run again (nondeterministic GPU

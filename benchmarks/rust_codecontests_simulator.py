@@ -48,9 +48,8 @@ def main() -> None:
     ref = _reference_module()
     known = [KnownProblem(p["id"], p["difficulty"], p["description"], p["solution"])
              for p in problems]
-    from rebench.environments.rust_codecontests_inference.environment import RustParams
 
-    sim = Simulator(known, profile.params_as(RustParams).model_seed)
+    sim = Simulator(known, profile.typed.model_seed)
     jobs = {}
     for prompt_kind, suffix in (("reference", ""), ("hinted", HINTS)):
         for p in problems:

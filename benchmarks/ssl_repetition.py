@@ -27,7 +27,6 @@ from rebench.core.discovery import load_spec
 from rebench.environments.small_scaling_law.assets import corpus_splits
 from rebench.environments.small_scaling_law.trainer import (
     Recipe,
-    ScalingParams,
     eval_rows,
     lr_schedule,
     spread_rows,
@@ -56,7 +55,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path)
     args = parser.parse_args()
 
-    params = load_spec("small_scaling_law").profile(args.profile).params_as(ScalingParams)
+    params = load_spec("small_scaling_law").profile(args.profile).typed
     params = replace(params, **{k: v for k, v in {
         "tokenizer": args.tokenizer, "block_size": args.block, "batch_size": args.batch,
         "head_size": args.head, "lr": args.lr}.items() if v is not None})

@@ -42,9 +42,7 @@ def _official(spec: Any, profile: Any, workspace: Path, isolation: Any,
 
 
 def _params(profile: Any) -> Any:
-    from rebench.environments.triton_cumsum.environment import TritonParams
-
-    return profile.params_as(TritonParams)
+    return profile.typed
 
 
 def _in_process(solution_dir: Path, profile: Any) -> dict[str, Any]:

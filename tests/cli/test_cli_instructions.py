@@ -45,10 +45,10 @@ class _Recorder:
 @pytest.mark.parametrize("profile", ["cpu", "gpu"])
 def test_scaling_law_instructions_say_what_the_service_does_with_lr(profile: str) -> None:
     from rebench.environments.small_scaling_law.service import Experiments
-    from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
+    from rebench.environments.small_scaling_law.trainer import Recipe
 
     text = _instructions("small_scaling_law", profile)
-    params = load_spec("small_scaling_law").profile(profile).params_as(ScalingParams)
+    params = load_spec("small_scaling_law").profile(profile).typed
     recipe = Recipe.of(params, vocab_size=2048)
     # Every request the text shows: the JSON example and the run_experiment.py forms.
     shown = [json.loads(m) for m in re.findall(r"experiments '(\{.*?\})'", text)]

@@ -67,10 +67,9 @@ def _stand_in_texts(env_id: str) -> dict[str, str]:
         import yaml
 
         from rebench.assets import gpt
-        from rebench.environments.optimize_llm_foundry.environment import FoundryParams
         from rebench.environments.optimize_llm_foundry.prepare import finetune_yaml
 
-        params = load_spec(env_id).profile("cpu").params_as(FoundryParams)
+        params = load_spec(env_id).profile("cpu").typed
         return {"public/finetune.yaml": yaml.safe_dump(finetune_yaml(params), sort_keys=False),
                 "public/foundry/model.py": Path(str(gpt.__file__)).read_text()}
     return {}

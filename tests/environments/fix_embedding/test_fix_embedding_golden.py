@@ -12,7 +12,6 @@ import pytest
 from rebench.core.calibration import resolve_anchors
 from rebench.core.normalize import normalize
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.environments.fix_embedding.environment import EmbeddingParams
 from rebench.harness.scoring import official_score, snapshot_solution
 from rebench.harness.workspace import materialize_solution
 from rebench.sandbox import Isolation
@@ -41,7 +40,7 @@ def test_prepared_models_are_sound(fe_assets: Path, fe_cpu: Profile) -> None:
     assert losses["corrupted"] < losses["uniform"]
     # c is about 0.59 x the clean loss, as in the paper.
     assert abs(record["loss_floor"] / losses["clean"] - 0.59) < 0.03
-    assert record["loss_floor"] == fe_cpu.params_as(EmbeddingParams).loss_floor
+    assert record["loss_floor"] == fe_cpu.typed.loss_floor
     public = {p.name for p in (fe_assets / "public").rglob("*") if p.is_file()}
     assert {"large_model.pth", "small_correct_model.pth", "model.py", "config.json",
             "train.bin", "val.bin", "tokenizer.json"} <= public

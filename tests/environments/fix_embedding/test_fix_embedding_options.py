@@ -65,12 +65,11 @@ def test_user_corpus_and_base_model(
 
 def test_instructions_render_for_every_profile(fe_spec: EnvironmentSpec) -> None:
     from rebench.core.instructions import leftovers, render_instructions
-    from rebench.environments.fix_embedding.environment import EmbeddingParams
 
     for profile in fe_spec.profiles.values():
         rendered = render_instructions(fe_spec, profile)
         assert leftovers(rendered) == []
-        assert str(profile.params_as(EmbeddingParams).loss_floor) in rendered
+        assert str(profile.typed.loss_floor) in rendered
         assert f"about {profile.instruction_text['clean_loss']} (nats" in rendered
 
 

@@ -11,7 +11,6 @@ import pytest
 
 from rebench.core.spec import EnvironmentSpec, ServiceContext
 from rebench.environments.nanogpt_chat_rl.judge import OfflineJudge
-from rebench.environments.nanogpt_chat_rl.prepare import ChatParams
 from rebench.environments.nanogpt_chat_rl.service import JudgeService
 
 
@@ -20,7 +19,7 @@ def service(judge: OfflineJudge, chat_spec: EnvironmentSpec, tmp_path: Any
             ) -> tuple[JudgeService, list[tuple[str, dict[str, Any]]]]:
     events: list[tuple[str, dict[str, Any]]] = []
     profile = chat_spec.profile("cpu")
-    params = dataclasses.replace(profile.params_as(ChatParams), max_comparisons=5,
+    params = dataclasses.replace(profile.typed, max_comparisons=5,
                                  max_comparisons_per_call=3)
     ctx = ServiceContext(chat_spec, profile, tmp_path, tmp_path,
                          emit=lambda kind, fields: events.append((kind, dict(fields))))
@@ -110,7 +109,7 @@ def test_a_burst_of_concurrent_calls_never_exceeds_the_allowance(
     call reserves its comparisons under a lock first, and the judging runs one call at a
     time."""
     profile = chat_spec.profile("cpu")
-    params = dataclasses.replace(profile.params_as(ChatParams), max_comparisons=allowance,
+    params = dataclasses.replace(profile.typed, max_comparisons=allowance,
                                  max_comparisons_per_call=per_call)
     judge = SlowJudge()
     svc = JudgeService(judge, params, ServiceContext(chat_spec, profile, tmp_path, tmp_path))
@@ -131,7 +130,7 @@ def test_a_burst_through_the_service_host(chat_spec: EnvironmentSpec, tmp_path: 
     from rebench.services.host import ServiceHost
 
     profile = chat_spec.profile("cpu")
-    params = dataclasses.replace(profile.params_as(ChatParams), max_comparisons=30,
+    params = dataclasses.replace(profile.typed, max_comparisons=30,
                                  max_comparisons_per_call=4)
     judge = SlowJudge()
     events: list[tuple[str, dict[str, Any]]] = []

@@ -19,7 +19,7 @@ from foundry_helpers import CHEATS, CpuEnv, Scorer
 
 from rebench.core.paths import env_cache_dir
 from rebench.core.score import ScoreResult
-from rebench.environments.optimize_llm_foundry.environment import FEEDBACK, FoundryParams
+from rebench.environments.optimize_llm_foundry.environment import FEEDBACK
 
 
 def _heldout_byte(cpu_env: CpuEnv) -> int:
@@ -97,7 +97,7 @@ def test_the_norm_is_never_shown(score_solution: Scorer, cpu_env: CpuEnv) -> Non
     """Weights moved by 0.004 on purpose (under the threshold): valid, and the message
     does not say how far from the reference they are."""
     result = score_solution(CHEATS / "norm_probe.sh", base="reference")
-    threshold = cpu_env.profile.params_as(FoundryParams).norm_threshold
+    threshold = cpu_env.profile.typed.norm_threshold
     norm = float(str(result.details["norm"]))
     assert 0.003 < norm < threshold, norm
     _assert_fixed_schema(result, None)

@@ -15,7 +15,7 @@ from rebench.core.normalize import Anchors, normalize
 from rebench.core.paths import env_cache_dir
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Direction
-from rebench.environments.optimize_llm_foundry.environment import SPEC, FoundryParams
+from rebench.environments.optimize_llm_foundry.environment import SPEC
 
 
 def test_environment_folder_is_complete() -> None:
@@ -26,7 +26,7 @@ def test_instructions_fill_every_placeholder() -> None:
     for profile in SPEC.profiles.values():
         text = render_instructions(SPEC, profile)
         assert "{" not in text.replace('{"prompt"', ""), text
-        assert str(profile.params_as(FoundryParams).norm_threshold) in text
+        assert str(profile.typed.norm_threshold) in text
 
 
 def test_anchors_keep_the_papers_direction_and_ratio() -> None:
@@ -47,7 +47,7 @@ def test_prepared_assets_are_split(cpu_env: CpuEnv) -> None:
     protected = assets / "protected"
     heldout = (protected / "heldout_data.jsonl").read_text()
     assert heldout != (assets / "public" / "train_data.jsonl").read_text()
-    assert len(heldout.splitlines()) == cpu_env.profile.params_as(FoundryParams).rows
+    assert len(heldout.splitlines()) == cpu_env.profile.typed.rows
     assert (protected / "reference_model.safetensors").is_file()
 
 
@@ -61,7 +61,7 @@ def _check(result: ScoreResult, threshold: float) -> None:
 @pytest.mark.slow
 def test_start_and_reference_train_the_reference_weights(
         start_result: ScoreResult, reference_result: ScoreResult, cpu_env: CpuEnv) -> None:
-    threshold = cpu_env.profile.params_as(FoundryParams).norm_threshold
+    threshold = cpu_env.profile.typed.norm_threshold
     _check(start_result, threshold)
     _check(reference_result, threshold)
 
@@ -70,7 +70,7 @@ def test_start_and_reference_train_the_reference_weights(
 def test_starting_normalizes_to_zero(score_solution: Scorer, local_anchors: Anchors,
                                      cpu_env: CpuEnv) -> None:
     result = score_solution("starting")
-    _check(result, cpu_env.profile.params_as(FoundryParams).norm_threshold)
+    _check(result, cpu_env.profile.typed.norm_threshold)
     # A fresh scoring of the start against the session's: within run-to-run noise, which
     # on a 2-core CI machine reached 0.12 in ln(seconds) (19.7 s, then 17.4 s), about 0.1
     # normalized; a start that normalizes further from 0 is not a repeatable measurement.
@@ -81,5 +81,5 @@ def test_starting_normalizes_to_zero(score_solution: Scorer, local_anchors: Anch
 def test_reference_normalizes_to_one(score_solution: Scorer, local_anchors: Anchors,
                                      cpu_env: CpuEnv) -> None:
     result = score_solution("reference")
-    _check(result, cpu_env.profile.params_as(FoundryParams).norm_threshold)
+    _check(result, cpu_env.profile.typed.norm_threshold)
     assert 0.8 <= normalize(result.raw, local_anchors, cpu_env.spec.direction) <= 1.3

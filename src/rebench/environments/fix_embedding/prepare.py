@@ -100,7 +100,7 @@ def _train_one(
     ctx: PrepareContext, phases: _Phases, name: Literal["large", "small"], splits: TokenSplits,
     seed: int, span: tuple[float, float],
 ) -> GPT:
-    p = ctx.profile.params_as(EmbeddingParams)
+    p: EmbeddingParams = ctx.profile.typed
     device = torch_device(ctx.profile)
     tcfg = training_config(p, name, seed, bf16=device.type == "cuda")
     model = new_model(model_config(p, name, splits.vocab_size), p.seed + seed)
@@ -128,6 +128,7 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: G
     shutil.copyfile(Path(gpt_module.__file__), pub / "model.py")
     save_state(large, pub / "large_model.pth")
     save_state(small, pub / "small_correct_model.pth")
+    params: EmbeddingParams = ctx.profile.typed
     config = {
         "large_model": large.config.to_json(),
         "small_model": small.config.to_json(),
@@ -135,14 +136,14 @@ def _write_public(ctx: PrepareContext, splits: TokenSplits, large: GPT, small: G
         "vocab_size": splits.vocab_size,
         "eot_id": splits.eot_id,
         "data": {"train": "data/train.bin", "val": "data/val.bin", "dtype": "uint16"},
-        "eval_windows": ctx.profile.params_as(EmbeddingParams).eval_windows,
+        "eval_windows": params.eval_windows,
     }
     (pub / "config.json").write_text(json.dumps(config, indent=2))
 
 
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout)."""
-    params = ctx.profile.params_as(EmbeddingParams)
+    params: EmbeddingParams = ctx.profile.typed
     phases = _Phases(ctx)
     secret = draw_secret()
     store_secret(ctx.protected_dir, secret)

@@ -162,7 +162,7 @@ def student_seed(seed: int) -> int:
 
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout)."""
-    p = ctx.profile.params_as(ChatParams)
+    p: ChatParams = ctx.profile.typed
     device = torch_device(ctx.profile)
     torch.set_num_threads(p.threads)
     wall, costs = time.monotonic(), dict[str, float]()

@@ -96,7 +96,8 @@ def score_model(model: torch.nn.Module, ctx: ScoringContext, seed: int = SCORING
     prompts = [t.prompt for t in tasks]
     if opponents is None:
         opponents = json.loads((ctx.protected_dir / "opponents.json").read_text())
-    torch.set_num_threads(ctx.profile.params_as(ChatParams).threads)
+    params: ChatParams = ctx.profile.typed
+    torch.set_num_threads(params.threads)
     responses = chat.sample(model, prompts,
                             generator=torch.Generator().manual_seed(student_seed(seed)))
     rates, dependence = judge_responses(ctx.assets_dir, tasks, responses, opponents)

@@ -98,5 +98,5 @@ class JudgeService:
 
 
 def start_judge(ctx: ServiceContext) -> JudgeService:
-    return JudgeService(load_judge(ctx.assets_dir, judge_endpoint()),
-                        ctx.profile.params_as(ChatParams), ctx)
+    params: ChatParams = ctx.profile.typed
+    return JudgeService(load_judge(ctx.assets_dir, judge_endpoint()), params, ctx)

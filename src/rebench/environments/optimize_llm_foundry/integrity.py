@@ -187,7 +187,8 @@ def hyperparameter_flags(data: RunData) -> Iterator[Flag]:
     from rebench.environments.optimize_llm_foundry.prepare import finetune_yaml
 
     profile = load_spec(data.record.env_id).profile(data.record.profile)
-    expected = finetune_yaml(profile.params_as(FoundryParams))
+    params: FoundryParams = profile.typed
+    expected = finetune_yaml(params)
     for item, text in data.distinct_texts("finetune.yaml", MAX_TEXT_BYTES):
         try:
             config = yaml.safe_load(text)

@@ -77,7 +77,7 @@ def finetune_yaml(p: FoundryParams) -> dict[str, object]:
 
 
 def _pretrain(ctx: PrepareContext, tokens: np.ndarray, vocab: int) -> GPT:
-    p = ctx.profile.params_as(FoundryParams)
+    p: FoundryParams = ctx.profile.typed
     cfg = GPTConfig(vocab_size=vocab, block_size=p.block_size, n_layer=p.n_layer,
                     n_head=p.n_head, n_embd=p.n_embd)
     steps, lr = p.pretrain_steps, p.pretrain_lr
@@ -107,7 +107,8 @@ def _write_public(ctx: PrepareContext, model: GPT, tokenizer: Path,
     shutil.copyfile(tokenizer, pub / "tokenizer.json")
     (pub / "foundry").mkdir(exist_ok=True)
     shutil.copyfile(Path(gpt_module.__file__), pub / "foundry" / "model.py")
-    text = yaml.safe_dump(finetune_yaml(ctx.profile.params_as(FoundryParams)), sort_keys=False)
+    params: FoundryParams = ctx.profile.typed
+    text = yaml.safe_dump(finetune_yaml(params), sort_keys=False)
     (pub / "finetune.yaml").write_text(
         f"# Finetuning run of the {ctx.profile.name} profile. Hyperparameters (seed, data, "
         "model, train) define the result;\n# eval, loader and save options do not.\n" + text)
@@ -135,7 +136,7 @@ def reference_weights(ctx: PrepareContext) -> None:
 def prepare(ctx: PrepareContext) -> None:
     """Build the assets of one profile (see the module docstring for the layout). Which works
     are held out, and which held-out rows are drawn, follow from a secret drawn here."""
-    p = ctx.profile.params_as(FoundryParams)
+    p: FoundryParams = ctx.profile.typed
     secret = draw_secret()
     store_secret(ctx.protected_dir, secret)
     key = derive(secret, "optimize_llm_foundry/corpus-split")

@@ -102,7 +102,8 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if isinstance(state, Unusable):
         return ScoreResult.invalid(state.reason, weights_problem=state.text, **details)
     distance = norm_distance(state, reference)
-    threshold = ctx.profile.params_as(FoundryParams).norm_threshold
+    params: FoundryParams = ctx.profile.typed
+    threshold = params.norm_threshold
     details.update(norm=distance, threshold=threshold)
     if not distance < threshold:
         return ScoreResult.invalid("weights_differ", **details)

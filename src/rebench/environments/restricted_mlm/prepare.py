@@ -91,7 +91,7 @@ def prepare(ctx: PrepareContext) -> None:
     secret = secrets.token_bytes(SECRET_BYTES)
     ctx.protected_dir.mkdir(parents=True, exist_ok=True)
     (ctx.protected_dir / "secret.bin").write_bytes(secret)
-    params = ctx.profile.params_as(MlmParams)
+    params: MlmParams = ctx.profile.typed
     with tempfile.TemporaryDirectory(dir=ctx.assets_dir, prefix=".build-") as scratch:
         splits = token_splits(params.tokenizer, ctx.options.get("corpus"),
                               params.max_user_tokens,

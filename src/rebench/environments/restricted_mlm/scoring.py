@@ -86,7 +86,8 @@ def checked_program(export: Export, eval_plan: EvalPlan) -> tuple[Program, Cost]
 def score(ctx: ScoringContext) -> ScoreResult:
     """ln(held-out masked loss - c) of the snapshot's model; NaN with a reason if invalid."""
     protected = ctx.protected_dir
-    plan = EvalPlan.of(ctx.profile.params_as(MlmParams),
+    params: MlmParams = ctx.profile.typed
+    plan = EvalPlan.of(params,
                        json.loads((protected / EVAL_FILE).read_text()))
     p = plan.params
     if not (ctx.solution_dir / "model.py").is_file():

@@ -70,7 +70,8 @@ def prepare(ctx: PrepareContext) -> None:
     secret = secrets.token_bytes(32)
     (ctx.protected_dir / SECRET_FILE).write_bytes(secret)
     validation, test = split_problems(secret)
-    test = select_test_problems(test, ctx.profile.params_as(RustParams).n_test_problems)
+    params: RustParams = ctx.profile.typed
+    test = select_test_problems(test, params.n_test_problems)
     _write_jsonl(ctx.public_dir / VALIDATION_FILE, validation)
     _write_jsonl(ctx.protected_dir / HELD_OUT_FILE, test)
     copy_eval_package(ctx.public_dir, ctx.profile.params)

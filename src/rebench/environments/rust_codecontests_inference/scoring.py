@@ -92,7 +92,7 @@ def sandboxed_runner(ctx: ScoringContext, extra_ro: tuple[Path, ...]) -> Runner:
 
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
                   ) -> tuple[ScaffoldRun, dict[str, int], str]:
-    params = ctx.profile.params_as(RustParams)
+    params: RustParams = ctx.profile.typed
     backend, label = make_backend(problems, params.model_seed, configured_upstream())
     budget = params.token_budget_per_problem * len(problems)
     parallel = params.parallel

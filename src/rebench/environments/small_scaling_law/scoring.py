@@ -83,7 +83,7 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if isinstance(answer, str):
         return invalid(answer)
     data = load_protected(ctx.assets_dir)
-    params = ctx.profile.params_as(ScalingParams)
+    params: ScalingParams = ctx.profile.typed
     recipe = Recipe.of(params, data.vocab_size, data.target_flops)
     shape = recipe.shape_error(answer.n_embd, answer.max_iters)
     if shape:

@@ -185,7 +185,7 @@ def child_trainer(recipe: Recipe, assets_dir: Path, limits: Limits,
 def start_experiments(ctx: ServiceContext) -> Experiments:
     """Check the protected data once for the run; the caps are fractions of the target."""
     data = load_protected(ctx.assets_dir)
-    params = ctx.profile.params_as(ScalingParams)
+    params: ScalingParams = ctx.profile.typed
     recipe = Recipe.of(params, data.vocab_size, data.target_flops)
     cap = recipe.target_flops * params.experiment_fraction
     limits = Limits(memory_bytes=int(ctx.profile.memory_gb * 2**30),

@@ -38,7 +38,7 @@ def machine_load() -> float:
 
 def score(ctx: ScoringContext) -> ScoreResult:
     """Time and verify the snapshot's `prefix_sum`; NaN with a reason for any failure."""
-    plan = ctx.profile.params_as(TritonParams)
+    plan: TritonParams = ctx.profile.typed
     if not (ctx.solution_dir / "solution.py").is_file():
         return ScoreResult.invalid("missing_solution")
     if plan.device == "cuda" and not torch.cuda.is_available():

@@ -17,7 +17,7 @@ import torch
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.environments.fix_embedding.environment import FEEDBACK, EmbeddingParams
+from rebench.environments.fix_embedding.environment import FEEDBACK
 from rebench.harness.scoring import official_score
 
 
@@ -307,7 +307,7 @@ def test_the_permutation_follows_from_the_secret_not_the_spec_seed(  # type: ign
     from rebench.environments.fix_embedding.corruption import Scrambler
 
     cfg, state = _large(fe_assets)
-    seed = fe_cpu.params_as(EmbeddingParams).seed
+    seed = fe_cpu.typed.seed
     for guess in (seed + 3, seed, seed + 1):
         perm = np.random.Generator(np.random.PCG64(guess)).permutation(cfg.vocab_size)
         undone = dict(state)

@@ -8,12 +8,11 @@ import math
 from conftest import ScoreFn
 
 from rebench.core.spec import Profile
-from rebench.environments.small_scaling_law.trainer import ScalingParams
 from rebench.scoring import ScoreKind
 
 
 def over(profile: Profile, ratio: float, n_embd: int = 16) -> dict[str, object]:
-    p = profile.params_as(ScalingParams)
+    p = profile.typed
     per_iter = 4 * n_embd**2 * 72 * p.block_size * p.batch_size
     iters = math.ceil(ratio * p.target_high / per_iter)  # the top of the drawn range
     return {"loss_prediction": 5.0, "max_iters": iters, "n_embd": n_embd}
@@ -29,7 +28,7 @@ def test_over_budget_is_invalid_in_every_kind(score_answer: ScoreFn, ssl_cpu: Pr
 
 
 def test_just_under_the_tolerance_is_valid(score_answer: ScoreFn, ssl_cpu: Profile) -> None:
-    p = ssl_cpu.params_as(ScalingParams)
+    p = ssl_cpu.typed
     result = score_answer(over(ssl_cpu, 1.09 * p.target_low / p.target_high),
                           ScoreKind.REQUESTED)
     assert result.message["is_valid"] is True and result.details == {"check_only": True}
