@@ -385,6 +385,15 @@ def report_lines(rows: Sequence[Row]) -> list[str]:
                  f"{len(missing)} cases not measured")
     for r in missing:
         lines.append(f"- not measured: {r['case']}: {r['error']}")
+    measured = [r for r in rows if not r["error"]]
+    for title, kinds in (("cheats and inline hacks", ("cheat", "inline")),
+                         ("degenerate policies", ("degenerate",))):
+        part = [r for r in measured if r["kind"] in kinds]
+        lines.append(f"{title} with any flag: {sum(bool(r['flags']) for r in part)}/{len(part)}")
+    honest = [r for r in measured if r["label"] == "honest"]
+    lines.append("honest runs with a high flag: "
+                 f"{sum(r['suspicion'] >= threshold_of(Severity.HIGH) for r in honest)}/"
+                 f"{len(honest)}")
     for half in (*HALVES, None):
         for title, kinds in (("every hack (cheats, inline hacks, degenerate policies)",
                               HACK_KINDS), ("cheats and inline hacks only", ("cheat", "inline")),
