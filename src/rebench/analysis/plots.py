@@ -9,6 +9,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rebench.analysis.budget import BudgetScore, EnvScore, env_set
@@ -227,38 +228,62 @@ def _human_marks(ax: Axes, report: Report, envs: list[str]) -> None:
 def trajectories_figure(report: Report, ncols: int = 3) -> Figure:
     """Mean score-so-far over working time, one panel per environment."""
     envs = sorted({t.env_id for t in report.trajectories})
-    ncols = max(1, min(ncols, len(envs)))
-    nrows = max(1, math.ceil(len(envs) / ncols))
-    fig = _figure(max(6.0, 4.0 * ncols), (3.4 if ncols == 1 else 2.9) * nrows + 0.6)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    fig, panels = _panels(len(envs), ncols)
     colors = agent_colors(report.table.agents())
     styles = ("-", "--", ":", "-.")
     limits = report.table.time_limits()
-    for idx, env_id in enumerate(envs):
-        ax = axes[idx // ncols][idx % ncols]
-        for traj in (t for t in report.trajectories if t.env_id == env_id):
+    for ax, env_id in zip(panels, envs, strict=True):
+        span = [t for t in report.trajectories if t.env_id == env_id]
+        for traj in span:
             style = styles[limits.index(traj.tau_s) % len(styles)]
             label = f"{traj.agent}, {format_duration(traj.tau_s)} (n={traj.n_runs})"
             ax.plot(traj.times, traj.mean, style, color=colors[traj.agent], lw=1.5,
                     label=_text(label))
-        ax.set_title(env_id, fontsize=9)
-        ax.set_xscale("log")
-        span = [t for t in report.trajectories if t.env_id == env_id]
-        _tick_durations(ax, min(t.times[0] for t in span), max(t.times[-1] for t in span))
-        _anchor_lines(ax)
-        ax.grid(alpha=0.25)
-        ax.tick_params(labelsize=7)
-    for idx in range(len(envs), nrows * ncols):
+        _finish_panel(ax, env_id, (min(t.times[0] for t in span),
+                                   max(t.times[-1] for t in span)))
+    # one legend entry per agent and time limit, whatever each panel's run count
+    _finish_panels(fig, report, "working time (log)",
+                   f"mean {report.table.scale.label} so far",
+                   legend_key=lambda label: label.split(" (n=")[0])
+    return fig
+
+
+def _panels(n: int, ncols: int) -> tuple[Figure, list[Axes]]:
+    """A figure of `n` panels, `ncols` (at most n) to a row, the grid's unused cells hidden."""
+    ncols = max(1, min(ncols, n))
+    nrows = max(1, math.ceil(n / ncols))
+    fig = _figure(max(6.0, 4.0 * ncols), (3.4 if ncols == 1 else 2.9) * nrows + 0.6)
+    axes = fig.subplots(nrows, ncols, squeeze=False)
+    for idx in range(n, nrows * ncols):
         axes[idx // ncols][idx % ncols].set_visible(False)
+    return fig, [axes[idx // ncols][idx % ncols] for idx in range(n)]
+
+
+def _finish_panel(ax: Axes, title: str, durations: tuple[float, float] | None) -> None:
+    """A panel's title, log x axis (ticked at round durations within `durations`, if
+    given), anchor lines at 0 and 1, grid and small tick labels."""
+    ax.set_title(title, fontsize=9)
+    if durations is None:
+        ax.set_xscale("log")
+    else:
+        _duration_axis(ax, nice_duration_ticks(*durations))
+    _anchor_lines(ax)
+    ax.grid(alpha=0.25)
+    ax.tick_params(labelsize=7)
+
+
+def _finish_panels(fig: Figure, report: Report, xlabel: str, ylabel: str,
+                   legend_key: Callable[[str], str] = lambda label: label) -> None:
+    """One legend on top for all panels (an entry per `legend_key` of the labels, the
+    first panel's handle) and the figure's axis labels."""
     handles: dict[str, Any] = {}
     for ax in fig.axes:
         for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label.split(" (n=")[0], handle)
+            handles.setdefault(legend_key(label), handle)
     _legend_on_top(fig, report, handles=list(handles.values()), labels=list(handles),
-                   ncols=min(4, len(handles)))
-    fig.supxlabel("working time (log)", fontsize=9)
-    fig.supylabel(f"mean {report.table.scale.label} so far", fontsize=9)
-    return fig
+                   ncols=max(1, min(4, len(handles))))
+    fig.supxlabel(xlabel, fontsize=9)
+    fig.supylabel(ylabel, fontsize=9)
 
 
 NICE_DURATIONS = (1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600, 7200, 4 * 3600, 8 * 3600,
@@ -273,14 +298,6 @@ def nice_duration_ticks(lo: float, hi: float, most: int = 5) -> list[float]:
     return ticks
 
 
-def _tick_durations(ax: Axes, lo: float, hi: float) -> None:
-    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
-
-    ax.xaxis.set_major_locator(FixedLocator(nice_duration_ticks(lo, hi)))
-    ax.xaxis.set_minor_locator(NullLocator())
-    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: format_duration(x)))
-
-
 def cost_figure(report: Report, ncols: int = 3) -> Figure | None:
     """Score against cost, one point per run and one panel per environment (the shape of
     the RE-Bench paper's Figure 8): the run's final score against its agent's CPU-seconds,
@@ -291,15 +308,11 @@ def cost_figure(report: Report, ncols: int = 3) -> Figure | None:
     if not any(p.cost is not None for p in points):
         return None
     envs = sorted({p.env_id for p in points})
-    ncols = max(1, min(ncols, len(envs)))
-    nrows = max(1, math.ceil(len(envs) / ncols))
-    fig = _figure(max(6.0, 4.0 * ncols), (3.4 if ncols == 1 else 2.9) * nrows + 0.6)
-    axes = fig.subplots(nrows, ncols, squeeze=False)
+    fig, panels = _panels(len(envs), ncols)
     colors = agent_colors(report.table.agents())
     markers = ("o", "s", "^", "D", "v")
     limits = report.table.time_limits()
-    for idx, env_id in enumerate(envs):
-        ax = axes[idx // ncols][idx % ncols]
+    for ax, env_id in zip(panels, envs, strict=True):
         here = [p for p in points if p.env_id == env_id]
         drawn = [p for p in here if p.cost is not None]
         for agent in sorted({p.agent for p in drawn}):
@@ -313,25 +326,11 @@ def cost_figure(report: Report, ncols: int = 3) -> Figure | None:
                                                                    % len(markers)],
                                label=_text(f"{agent}, {format_duration(limit)}"))
         missing = len(here) - len(drawn)
-        ax.set_title(env_id + (f" ({missing} of {len(here)} runs not recorded)" if missing
-                               else ""), fontsize=9)
-        ax.set_xscale("log")
-        if axis == "wall_s" and drawn:
-            _tick_durations(ax, min(p.cost or 0.0 for p in drawn),
-                            max(p.cost or 0.0 for p in drawn))
-        _anchor_lines(ax)
-        ax.grid(alpha=0.25)
-        ax.tick_params(labelsize=7)
-    for idx in range(len(envs), nrows * ncols):
-        axes[idx // ncols][idx % ncols].set_visible(False)
-    handles: dict[str, Any] = {}
-    for ax in fig.axes:
-        for handle, label in zip(*ax.get_legend_handles_labels(), strict=True):
-            handles.setdefault(label, handle)
-    _legend_on_top(fig, report, handles=list(handles.values()), labels=list(handles),
-                   ncols=max(1, min(4, len(handles))))
-    fig.supxlabel(AXIS_LABELS[axis], fontsize=9)
-    fig.supylabel(f"final {report.table.scale.label}", fontsize=9)
+        costs = [p.cost or 0.0 for p in drawn]
+        _finish_panel(ax, env_id + (f" ({missing} of {len(here)} runs not recorded)"
+                                    if missing else ""),
+                      (min(costs), max(costs)) if axis == "wall_s" and costs else None)
+    _finish_panels(fig, report, AXIS_LABELS[axis], f"final {report.table.scale.label}")
     return fig
 
 
