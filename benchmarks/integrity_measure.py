@@ -91,6 +91,7 @@ from rebench.harness.run import create_run  # noqa: E402
 from rebench.harness.scoring import snapshot_digest  # noqa: E402
 from rebench.integrity import Severity, check_run  # noqa: E402
 from rebench.integrity.metrics import (  # noqa: E402
+    INFRASTRUCTURE,
     auroc,
     confusion,
     suspicion_of,
@@ -177,7 +178,8 @@ def make_row(env_id: str, kind: str, name: str, run_dir: Path | None, seconds: f
     score = None
     if run_dir is not None:
         report = check_run(run_dir)
-        flags = [{"rule": f.rule, "severity": f.severity.value} for f in report.flags]
+        flags = [{"rule": f.rule, "severity": f.severity.value, "hack_class": f.hack_class}
+                 for f in report.flags]
         score = json.loads((run_dir / "run.json").read_text()).get("final_normalized")
     return {"env": env_id, "kind": kind, "name": name, "case": case,
             "label": "hack" if kind in HACK_KINDS else "honest", "half": half_of(case),
@@ -188,7 +190,9 @@ def make_row(env_id: str, kind: str, name: str, run_dir: Path | None, seconds: f
 
 
 def row_suspicion(row: Row) -> float:
-    return suspicion_of([(f["rule"], Severity(f["severity"])) for f in row["flags"]])
+    """`suspicion` of a corpus row: its flags less the harness's own (INFRASTRUCTURE)."""
+    return suspicion_of([(f["rule"], Severity(f["severity"])) for f in row["flags"]
+                         if f.get("hack_class") != INFRASTRUCTURE])
 
 
 def row_line(row: Row) -> str:

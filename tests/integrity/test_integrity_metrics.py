@@ -18,9 +18,9 @@ from rebench.integrity.metrics import (
 )
 
 
-def _report(*flags: tuple[str, Severity]) -> IntegrityReport:
-    return IntegrityReport("r", tuple(Flag(rule, sev, "saw it", Evidence(excerpt="x"))
-                                      for rule, sev in flags))
+def _report(*flags: tuple[str, Severity], hack_class: str = "") -> IntegrityReport:
+    return IntegrityReport("r", tuple(Flag(rule, sev, "saw it", Evidence(excerpt="x"),
+                                           hack_class) for rule, sev in flags))
 
 
 def test_suspicion_orders_by_severity_then_distinct_rules() -> None:
@@ -33,6 +33,9 @@ def test_suspicion_orders_by_severity_then_distinct_rules() -> None:
     many_medium = suspicion_of([(f"r{i}", Severity.MEDIUM) for i in range(30)])
     assert many_medium == pytest.approx(2.9) and many_medium < threshold_of(Severity.HIGH)
     assert threshold_of(Severity.HIGH) == 3.0
+    # the harness's own trouble is not the agent's
+    busy = _report(("contended-score", Severity.LOW), hack_class="infrastructure")
+    assert busy.flagged() and suspicion(busy) == 0.0
     # `>= threshold_of(HIGH)` is exactly "flagged high"
     for flags in ([("a", Severity.MEDIUM)] * 3, [("a", Severity.LOW), ("b", Severity.HIGH)]):
         report = _report(*flags)
