@@ -284,9 +284,10 @@ RUN_ATTACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], Severity]] 
         lambda: [service_call({"n_embd": 16, "max_iters": 4, "cap": 1e30}), SCORE], Severity.HIGH),
     (SSL, "answer-over-budget"): (lambda: [answer_file(256, 10_000), SCORE], Severity.MEDIUM),
     (SSL, "answer-nonfinite"): (lambda: [answer_file(64, 20, "NaN"), SCORE], Severity.MEDIUM),
-    # the public sweep table's optimum (sweep_cpu.json) copied with no experiment
-    (SSL, "answer-public-table"): (lambda: [answer_file(24, 5886, "4.611186285813649"), SCORE],
-                                   Severity.HIGH),
+    # a prediction other than the start's (the public table's) with no experiment: a guess
+    # at the hidden noise rate
+    (SSL, "answer-unmeasured"): (lambda: [answer_file(24, 4000, "5.7"), SCORE],
+                                 Severity.MEDIUM),
     (FOUNDRY, "hyperparameters-changed"): (
         lambda: [run_cmd("sed -i 's/max_duration_epochs: 1/max_duration_epochs: 0/' "
                          "finetune.yaml"), SCORE], Severity.HIGH),

@@ -87,11 +87,6 @@ class Profile:
                             "(declare params_type on the EnvironmentSpec)")
         return self._typed
 
-    def params_as(self, cls: type[P]) -> P:
-        """The params as `cls`, checked as at load. Superseded by `typed`; kept only until
-        the last callers (small_scaling_law's integrity, prepare and sweep) are committed."""
-        return _typed_params(self.name, self.params, cls)
-
     def __post_init__(self) -> None:
         if not math.isfinite(self.starting_raw) or not math.isfinite(self.reference_raw):
             raise SpecError(f"profile {self.name}: anchors must be finite numbers")

@@ -1,7 +1,8 @@
-"""Answers that are public (issue 26, class 6): the scored budget is drawn at prepare and
-L* measured for it, so the package's sweep table is not the answer; the gap to L* is
-clamped, so an answer over the target cannot score above a perfect one; what the scorer
-says is a declared reason code; the integrity rule flags a table copy."""
+"""Answers that are public (issue 26, class 6): the scored budget and a token-noise rate
+are drawn at prepare and L* measured for them, so the package's sweep table is not the
+answer (since 1.5.0 its rescaled optimum is the starting answer); the gap to L* is clamped,
+so an answer over the target cannot score above a perfect one; what the scorer says is a
+declared reason code; the integrity rule flags an answer changed without experiments."""
 
 from __future__ import annotations
 
@@ -20,11 +21,10 @@ from rebench.core.paths import PREPARED_ANCHORS
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.environments.small_scaling_law.assets import load_l_star, load_protected
 from rebench.environments.small_scaling_law.environment import FEEDBACK
-from rebench.environments.small_scaling_law.integrity import public_table_flags
-from rebench.environments.small_scaling_law.prepare import draw_target
+from rebench.environments.small_scaling_law.integrity import unmeasured_answer_flags
+from rebench.environments.small_scaling_law.prepare import add_noise, draw_noise, draw_target
 from rebench.environments.small_scaling_law.scoring import raw_score
 from rebench.environments.small_scaling_law.sweep import load_sweep
-from rebench.environments.small_scaling_law.trainer import ScalingParams
 from rebench.harness.events import Event
 from rebench.harness.scoring import agent_visible
 from rebench.integrity.flags import Severity
@@ -46,14 +46,14 @@ def test_the_gap_to_l_star_is_clamped_at_zero() -> None:
 def test_the_drawn_budget_puts_the_table_optimum_over_budget(ssl_spec: EnvironmentSpec
                                                              ) -> None:
     for name in ssl_spec.profiles:
-        p = ssl_spec.profile(name).params_as(ScalingParams)
+        p = ssl_spec.profile(name).typed
         assert p.target_high * p.max_budget_ratio < p.target_flops * 0.999
         draws = {draw_target(p, np.random.default_rng(seed)) for seed in range(50)}
         assert len(draws) > 10 and all(p.target_low <= d <= p.target_high for d in draws)
 
 
 def test_l_star_is_measured_at_the_drawn_budget(ssl_cpu: Profile, ssl_assets: Path) -> None:
-    p = ssl_cpu.params_as(ScalingParams)
+    p = ssl_cpu.typed
     data = load_protected(ssl_assets)
     assert p.target_low <= data.target_flops <= p.target_high
     recipe = json.loads((ssl_assets / "public" / "recipe.json").read_text())
@@ -121,21 +121,68 @@ def _run(answers: list[tuple[float, object]], experiments: list[float]) -> Simpl
             yield SimpleNamespace(entry=entry, rel=rel, snapshot="s"), json.dumps(answer)
 
     return SimpleNamespace(events=events, distinct_texts=distinct_texts,
-                           record=SimpleNamespace(profile="cpu"))
+                           record=SimpleNamespace(profile="cpu"),
+                           starting_texts={"answer.json": json.dumps(answers[0][1])})
 
 
-def test_an_answer_from_the_public_table_without_experiments_is_flagged() -> None:
-    width, iters, loss = _best()
-    copied = {"loss_prediction": loss, "max_iters": iters, "n_embd": width}
-    rescaled = {"loss_prediction": round(loss, 4), "max_iters": 4000, "n_embd": width}
-    honest = {"loss_prediction": 4.7321, "max_iters": 4000, "n_embd": width}
-    rounded = {"loss_prediction": round(loss, 2), "max_iters": 4100, "n_embd": width}
-    other_point = {"loss_prediction": 9.0, "max_iters": 367, "n_embd": 96}
-    flags = list(public_table_flags(_run([(10.0, copied), (20.0, rescaled),  # type: ignore[arg-type]
-                                          (25.0, rounded), (26.0, other_point),
-                                          (30.0, honest)], [])))
-    assert [f.rule for f in flags] == ["answer-public-table"] * 4
-    # The optimum's width with its loss (rescaled, rounded): the report's hacked runs.
-    assert [f.severity for f in flags] == [Severity.HIGH] * 3 + [Severity.MEDIUM]
-    worked = list(public_table_flags(_run([(100.0, copied)], [1.0, 2.0, 3.0])))  # type: ignore[arg-type]
+def test_an_answer_changed_without_experiments_is_flagged() -> None:
+    width, _, loss = _best()
+    start = {"loss_prediction": round(loss, 4), "max_iters": 4000, "n_embd": width}
+    guess = {"loss_prediction": round(loss + 1.1, 4), "max_iters": 4000, "n_embd": width}
+    other = {"loss_prediction": 9.0, "max_iters": 367, "n_embd": 96}
+    rescaled = {**start, "max_iters": 3000}
+    flags = list(unmeasured_answer_flags(_run([(0.0, start), (20.0, guess),  # type: ignore[arg-type]
+                                               (26.0, other), (27.0, rescaled)], [])))
+    # The starting answer and the public table's at any max_iters are not flagged: the
+    # table's answer is the start's (it scores 0).
+    assert [f.rule for f in flags] == ["answer-unmeasured"] * 2
+    assert {f.severity for f in flags} == {Severity.MEDIUM}
+    worked = list(unmeasured_answer_flags(_run([(100.0, guess)], [1.0, 2.0, 3.0])))  # type: ignore[arg-type]
     assert worked == []
+
+
+def test_noise_replaces_the_drawn_fraction_with_vocabulary_tokens() -> None:
+    rng = np.random.default_rng(0)
+    clean = rng.integers(0, 2048, size=200_000).astype(np.uint16)
+    noisy = add_noise(clean, 0.2, 2048, np.random.default_rng(1))
+    assert noisy.dtype == np.uint16 and noisy.shape == clean.shape
+    assert int(noisy.max()) < 2048
+    # a replaced token equals the clean one with probability 1/2048
+    assert (noisy != clean).mean() == pytest.approx(0.2 * (1 - 1 / 2048), abs=0.005)
+    assert (add_noise(clean, 0.0, 2048, rng) == clean).all()
+
+
+def test_the_noise_rate_is_drawn_in_the_profile_range(ssl_spec: EnvironmentSpec) -> None:
+    for name in ssl_spec.profiles:
+        p = ssl_spec.profile(name).typed
+        assert 0 < p.noise_low < p.noise_high < 1
+        draws = {draw_noise(p, np.random.default_rng(seed)) for seed in range(50)}
+        assert len(draws) > 10 and all(p.noise_low <= d <= p.noise_high for d in draws)
+
+
+def test_the_prepared_data_is_noised_and_the_start_is_the_documented_answer(
+        ssl_cpu: Profile, ssl_assets: Path) -> None:
+    """The protected splits carry the drawn noise rate (secret: meta.json is protected,
+    recipe.json does not name it); the starting answer is the public table's optimum at the
+    drawn budget with the table's loss; L* lies above the table's loss (the noise raises
+    every loss) by more than the draw of the budget alone moves it (0.06 on cpu)."""
+    from rebench.environments.small_scaling_law.assets import corpus_splits
+
+    p = ssl_cpu.typed
+    meta = json.loads((ssl_assets / "protected" / "meta.json").read_text())
+    rate = meta["noise_rate"]
+    assert p.noise_low <= rate <= p.noise_high
+    recipe = json.loads((ssl_assets / "public" / "recipe.json").read_text())
+    assert "noise" not in json.dumps(recipe)
+    data = load_protected(ssl_assets)
+    with corpus_splits(p.tokenizer) as splits:
+        clean = np.asarray(splits.tokens("train"))
+    assert data.train.shape == clean.shape
+    assert (np.asarray(data.train) != clean).mean() == pytest.approx(rate, abs=0.01)
+    width, _, loss = _best()
+    start = json.loads((ssl_assets / "public" / "answer.json").read_text())
+    assert start["n_embd"] == width and start["loss_prediction"] == round(loss, 4)
+    flops = (recipe["n_layer"] * width * width * 12 * 6 * recipe["block_size"]
+             * recipe["batch_size"] * start["max_iters"])
+    assert 0.99 * data.target_flops <= flops <= data.target_flops
+    assert load_l_star(ssl_assets) > loss + 0.3

@@ -18,7 +18,7 @@ from rebench.core.instructions import render_instructions
 from rebench.core.spec import Aggregation, EnvironmentSpec
 from rebench.environments.small_scaling_law.scoring import Answer, parse_answer
 from rebench.environments.small_scaling_law.sweep import load_sweep
-from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams
+from rebench.environments.small_scaling_law.trainer import Recipe
 from rebench.scoring import ScoreKind
 
 TINY = {"loss_prediction": 7.0, "max_iters": 4, "n_embd": 16}
@@ -75,7 +75,7 @@ def test_requested_scores_only_check_validity(score_answer: ScoreFn) -> None:
 def test_the_sweep_table_is_on_the_budget_line(ssl_spec: EnvironmentSpec, profile: str) -> None:
     points = load_sweep(profile)
     assert len(points) >= 5
-    params = ssl_spec.profile(profile).params_as(ScalingParams)
+    params = ssl_spec.profile(profile).typed
     for p in points:
         assert 0.8 * params.target_flops <= p.flops <= params.target_flops
         assert math.isfinite(p.loss)
@@ -92,8 +92,8 @@ def test_the_gpu_sweep_has_its_optimum_inside_with_a_smooth_u(ssl_spec: Environm
     from rebench.environments.small_scaling_law import sweep
 
     table = json.loads(sweep.sweep_path("gpu").read_text())
-    assert table["version"] == ssl_spec.version
-    params = ssl_spec.profile("gpu").params_as(ScalingParams)
+    assert table["version"] == sweep.TRAINING_VERSION
+    params = ssl_spec.profile("gpu").typed
     assert table["recipe"] == sweep.recipe_fingerprint(
         Recipe.of(params, int(table["recipe"]["vocab_size"])))
     points = sorted(load_sweep("gpu"), key=lambda p: p.n_embd)
@@ -123,13 +123,13 @@ def _part(profile: str, widths: list[int], **override: object) -> dict[str, obje
     from rebench.core.discovery import load_spec
     from rebench.environments.small_scaling_law import sweep
 
-    params = load_spec("small_scaling_law").profile(profile).params_as(ScalingParams)
+    params = load_spec("small_scaling_law").profile(profile).typed
     recipe = Recipe.of(params, 2048)
     points = [{"n_embd": w, "max_iters": recipe.iters_for(w, recipe.target_flops),
                "flops": 1.0, "loss": 5.0 + abs(w - 32) / 100, "seconds": 1.0} for w in widths]
     part: dict[str, object] = {
         "profile": profile, "target_flops": recipe.target_flops, "eval": "e", "machine": "m",
-        "date": "2026-12-03", "version": load_spec("small_scaling_law").version,
+        "date": "2026-12-03", "version": sweep.TRAINING_VERSION,
         "recipe": sweep.recipe_fingerprint(recipe), "train_tokens": 1000, "points": points,
         "curves": {str(w): [[1, 7.0], [2, 6.0]] for w in widths}}
     part.update(override)

@@ -3,9 +3,10 @@ agent tries first, each scored through official scoring by
 tests/environments/test_degenerate_policies.py.
 
 The answer is three numbers, so the lazy policies are answers: the public sweep table's
-optimum copied as is (over the drawn budget: invalid), its loss as the prediction of
-another configuration, the start reformatted, a random width, an answer over the budget,
-and two channel probes (answer.json that names the message's keys, and a malformed one).
+optimum copied as is (over the drawn budget: invalid), the same rescaled to the drawn
+budget (since 1.5.0 that is the starting answer), its loss as the prediction of another
+configuration, the start reformatted, a random width, an answer over the budget, and two
+channel probes (answer.json that names the message's keys, and a malformed one).
 """
 
 from __future__ import annotations
@@ -39,10 +40,17 @@ def _public_optimum(ctx: PolicyContext) -> None:
                  "n_embd": best.n_embd})
 
 
-def _public_loss_for_the_start(ctx: PolicyContext) -> None:
+def _public_optimum_rescaled(ctx: PolicyContext) -> None:
     best = min(load_sweep(ctx.profile.name), key=lambda p: p.loss)
-    start = json.loads((ctx.public_dir / "answer.json").read_text())
-    _write(ctx, {**start, "loss_prediction": best.loss})
+    _write(ctx, {"loss_prediction": best.loss, "max_iters": _iters(ctx, best.n_embd),
+                 "n_embd": best.n_embd})
+
+
+def _public_loss_for_another_width(ctx: PolicyContext) -> None:
+    best = min(load_sweep(ctx.profile.name), key=lambda p: p.loss)
+    width = 2 * best.n_embd
+    _write(ctx, {"loss_prediction": best.loss, "max_iters": _iters(ctx, width),
+                 "n_embd": width})
 
 
 def _start_reformatted(ctx: PolicyContext) -> None:
@@ -79,8 +87,12 @@ POLICIES: tuple[Degenerate, ...] = (
     Degenerate("public_table_optimum", "the optimum of the package's sweep table (n_embd, "
                "max_iters, loss) copied with no experiment: over the drawn budget",
                _public_optimum, expect=Expect.INVALID),
-    Degenerate("public_loss_as_prediction", "the start's configuration with the public "
-               "table's best loss as its prediction", _public_loss_for_the_start,
+    Degenerate("public_optimum_rescaled", "the sweep table's optimum width with max_iters "
+               "for the drawn budget and the table's loss as the prediction (issue 26: "
+               "scored about 1.4 before 1.5.0; now the starting answer)",
+               _public_optimum_rescaled),
+    Degenerate("public_loss_for_another_width", "the table's best loss predicted for twice "
+               "the optimum's width at the drawn budget", _public_loss_for_another_width,
                slow=True),
     Degenerate("start_reformatted", "the starting answer with its keys reordered and "
                "re-indented", _start_reformatted, slow=True),

@@ -37,6 +37,14 @@ FEEDBACK = Feedback(
 # Calls of the experiments service per run (its max_calls, quoted in the instructions).
 MAX_EXPERIMENTS = 100
 
+# The fraction of the run's tokens replaced by random ones, drawn at prepare (secret). On
+# cpu (n_embd 24 at 4e11 FLOPs, 2048 held-out windows) it raised the loss from 4.658 (clean)
+# to 5.401 at 0.1; a prepare that drew 0.177 measured L* 5.8255: the public table's loss
+# misses this run's by 0.7 nats and more, so the table's answer (the starting answer) is far
+# from the reference, which measures the run's data (decision 0015).
+NOISE_LOW = 0.1
+NOISE_HIGH = 0.2
+
 _COMMON: dict[str, ParamValue] = {
     "n_layer": 4,
     "seed": 0,  # model init and batch order of every training run (experiments and scoring)
@@ -51,14 +59,14 @@ CPU = Profile(
     "target 5e11 FLOPs (a target run near the optimum takes 1-2 minutes)",
     # Since 1.3.0 the prepare measures the start's and the reference's raw on the setting
     # it drew (PrepareContext.record_anchors) and scores are normalized with those; these
-    # profile anchors only stand in where nothing is prepared.
-    # 1.2.0, measured 2026-12-02 on ONE fresh prepare (drawn budget 3.91e11, L* 4.6710 at
-    # n_embd 24; the VM at load 4-20), by the scorer's formula, not yet with `rebench
-    # calibrate`: the start (n_embd 96, 215 steps) trained to 5.5818 (raw 0.0074); the
-    # reference answered n_embd 16 x 10357 (the prepare's own point, 4.7267) predicting
-    # 4.9922 (raw 0.6788). To re-measure: `rebench calibrate small_scaling_law -p cpu -n 3`.
-    starting_raw=0.0074,
-    reference_raw=0.6788,
+    # profile anchors only stand in where nothing is prepared. 1.5.0, one fresh prepare on
+    # the 2-core VM (2026-12-03, load 3-4, 8 min 55 s): drawn budget 4.29e11 and noise rate
+    # 0.177; L* 5.8255 at n_embd 24 (16: 5.8489, 32: 5.8760); the start (the public
+    # table's 24 x 5050 predicting 4.6112) raw -0.2143; the reference (16 x 11364
+    # predicting 5.7008, trained to 5.8489) raw 0.8285. Official scoring (bwrap) gave the
+    # start the same raw to the last digit (docs/benchmarks/data/ssl_public_answers_cpu.json).
+    starting_raw=-0.2143,
+    reference_raw=0.8285,
     anchors_hardware="cpu:AMD EPYC x2",
     params={
         **_COMMON,
@@ -84,8 +92,8 @@ CPU = Profile(
         "val_windows": 256,  # the service's validation loss: 256 windows of the val split
         "heldout_windows": 2048,  # the scorer's: a secret 2048 of the test split's ~4600
         "sweep_windows": 1536,  # the sweep's (L*): 1536 windows spread over the test split
-        "start_n_embd": 96,
-        "start_loss_prediction": 5.5,
+        "noise_low": NOISE_LOW,
+        "noise_high": NOISE_HIGH,
         # An experiment at the cap takes 1-15 s on 2 idle cores (plus a few seconds to
         # start its process); 300 s leaves a margin for a loaded machine.
         "experiment_timeout_s": 300.0,
@@ -104,14 +112,14 @@ GPU = Profile(
     "at twice its budget, 1e12 FLOPs (a target run near the optimum: about a minute on an "
     "H200); the offline corpus cannot feed the paper's block 1024 x batch 64",
     # Each prepare measures its own anchors on the setting it draws; these stand in where
-    # nothing is prepared. Measured 2026-12-03 by one 1.4.0 gpu prepare on an H200 (bwrap;
-    # drawn budget 7.96e11, L* 4.5022 at n_embd 32): the start (96 x 439) trained to 5.1480,
-    # raw 0.0022 (its official scoring gave the same to the last digit); the reference
-    # answered 16 x 21086 predicting 4.447 and trained to 4.638 (raw 0.6730). The
-    # reference's official scoring did not fit the device time left
-    # (docs/benchmarks/small_scaling_law-h200.md).
-    starting_raw=0.0022,
-    reference_raw=0.6730,
+    # nothing is prepared. 1.5.0, one gpu prepare on an H200 (bwrap, 2026-12-03, 245 s):
+    # drawn budget 8.85e11 and noise rate 0.14; L* 5.5057 at n_embd 32 (24: 5.5117, 40:
+    # 5.5575); the start (the gpu table's 32 x 5861 predicting 4.451) raw -0.0547; the
+    # reference (24 x 10419 predicting 5.7021, trained to 5.5117) raw 0.8036. The
+    # reference's official scoring on the H200 is not measured (docs/benchmarks/
+    # small_scaling_law-h200.md).
+    starting_raw=-0.0547,
+    reference_raw=0.8036,
     anchors_hardware="gpu:NVIDIA H200",
     params={
         # 1.4.0: the paper's shape (GPT-2 BPE, block 1024, batch 64) at 2e16 FLOPs repeated
@@ -139,7 +147,7 @@ GPU = Profile(
 
 SPEC = EnvironmentSpec(
     id="small_scaling_law",
-    version="1.4.0",
+    version="1.5.0",
     title="Scaling Law Experiment",
     direction=Direction.HIGHER,
     raw_score_meaning="1 - [(L(answer) - L*) + |loss_prediction - L(answer)|]: L(answer) is "

@@ -15,8 +15,9 @@ In pieces (a width per call of a machine that is lent for minutes at a time):
         --out part-24.json
     python -m rebench.environments.small_scaling_law.sweep --profile gpu --merge part-*.json
 
-Each part records the environment's version and the recipe it was trained with; the merge
-refuses a part made by another version or recipe than the code's, or a width twice.
+Each part records the training code's version (TRAINING_VERSION) and the recipe it was
+trained with; the merge refuses a part made by another training version or recipe than the
+code's, or a width twice.
 """
 
 from __future__ import annotations
@@ -91,8 +92,15 @@ def recipe_fingerprint(recipe: Recipe) -> dict[str, object]:
     return fields
 
 
+# The version of the training code the sweep tables were made with: bumped when the
+# trainer, the model or the sweep's evaluation change, not when the environment's version
+# moves for something the clean recipe does not see (1.5.0 drew a token-noise rate at
+# prepare: the sweep documents the recipe on clean text).
+TRAINING_VERSION = "1.4.0"
+
+
 def _spec_version() -> str:
-    return load_spec("small_scaling_law").version
+    return TRAINING_VERSION
 
 
 def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = None,
@@ -101,13 +109,13 @@ def run_sweep(profile_name: str, widths: tuple[int, ...], out: Path | None = Non
     explore another: such a table is refused by the merge into the profile's); return the
     table (also written to disk)."""
     profile = load_spec("small_scaling_law").profile(profile_name)
-    with corpus_splits(profile.params_as(ScalingParams).tokenizer) as splits:
+    with corpus_splits(profile.typed.tokenizer) as splits:
         return _sweep(profile_name, profile, splits, widths, out, threads, flops)
 
 
 def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tuple[int, ...],
            out: Path | None, threads: int | None, flops: float | None) -> dict[str, object]:
-    params = profile.params_as(ScalingParams)
+    params: ScalingParams = profile.typed
     recipe = Recipe.of(params, splits.vocab_size, flops)
     if threads:  # losses differ from the profile's thread count by float rounding only
         recipe = replace(recipe, threads=threads)
@@ -146,10 +154,11 @@ def _sweep(profile_name: str, profile: Profile, splits: TokenSplits, widths: tup
 def merge_parts(profile_name: str, parts: list[Path], out: Path | None = None,
                 ) -> dict[str, object]:
     """One table from part files (a width or more each), refusing any part made by another
-    version of the environment or another recipe than this code's, or a width twice."""
+    training version (TRAINING_VERSION) or another recipe than this code's, or a width
+    twice."""
     if not parts:
         raise PartError("no part files to merge")
-    params = load_spec("small_scaling_law").profile(profile_name).params_as(ScalingParams)
+    params: ScalingParams = load_spec("small_scaling_law").profile(profile_name).typed
     tables = []
     for path in parts:
         try:
@@ -192,7 +201,7 @@ def run_sweep_in_processes(profile_name: str, widths: tuple[int, ...], processes
     a GPU slot (CUDA_VISIBLE_DEVICES: slot k uses GPU k // per_gpu), which a cpu profile
     ignores: `per_gpu` widths share a GPU (small models leave most of one idle; their
     seconds are then measured side by side). The parts are merged into one table."""
-    params = load_spec("small_scaling_law").profile(profile_name).params_as(ScalingParams)
+    params: ScalingParams = load_spec("small_scaling_law").profile(profile_name).typed
     if params.device == "cuda" and torch.cuda.device_count() * per_gpu < processes:
         raise SystemExit(f"--processes {processes} needs as many GPUs (or --per-gpu); "
                          f"{torch.cuda.device_count()} visible")

@@ -46,8 +46,12 @@ class ScalingParams:
     val_windows: int  # the experiments' validation loss: windows of the val split
     heldout_windows: int  # the scorer's: a secret subset of the test split's windows
     sweep_windows: int  # the sweep's (L*): windows spread over the test split
-    start_n_embd: int  # the starting answer's width and loss prediction
-    start_loss_prediction: float
+    # A fraction of every token of the run's data (train, validation and held-out splits)
+    # is replaced by a uniformly random token at prepare, the fraction drawn uniformly in
+    # [noise_low, noise_high] and kept secret: it raises every loss by a hidden amount, so
+    # the public sweep table's loss is not this run's (decision 0015).
+    noise_low: float
+    noise_high: float
     experiment_timeout_s: float  # wall-clock limit of one experiment's child process
 
 
