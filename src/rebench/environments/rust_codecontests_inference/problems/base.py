@@ -129,13 +129,34 @@ def derive_key(key: bytes, *labels: str) -> bytes:
     return hmac.new(key, "|".join(labels).encode(), hashlib.sha256).digest()
 
 
+# Draws of the hidden tests before a problem is kept as it is: a draw that a program
+# printing the samples' outputs (the first sample's for any other input) passes whole is
+# drawn again (random grids with no path all print -1, random words are rarely
+# palindromes); the rng continues, so the problem stays deterministic in its key.
+HIDDEN_DRAWS = 8
+
+
+def answered_by_samples(public: dict[str, list[str]],
+                        hidden: list[dict[str, list[str]]]) -> bool:
+    """Whether a table of the public tests (the first sample's output for any other input)
+    passes every hidden test, comparing whitespace-separated tokens."""
+    table = {i.strip(): o for i, o in zip(public["input"], public["output"], strict=True)}
+    first = public["output"][0]
+    return all(table.get(i.strip(), first).split() == o.split()
+               for tests in hidden
+               for i, o in zip(tests["input"], tests["output"], strict=True))
+
+
 def build_problem(family: Family, variant: Variant, key: bytes) -> Problem:
     """Assemble statement and tests of one variant; deterministic in (family, variant, key)."""
     gen = variant.gen or family.gen
     rng = random.Random(derive_key(key, "tests", family.key, variant.key))
     public = _tests(gen, variant.oracle, PUBLIC_SIZES, rng)
-    private = _tests(gen, variant.oracle, PRIVATE_SIZES, rng)
-    generated = _tests(gen, variant.oracle, GENERATED_SIZES, rng)
+    for _ in range(HIDDEN_DRAWS):
+        private = _tests(gen, variant.oracle, PRIVATE_SIZES, rng)
+        generated = _tests(gen, variant.oracle, GENERATED_SIZES, rng)
+        if not answered_by_samples(public, [private, generated]):
+            break
     examples = "\n\n".join(
         f"Example {i + 1}\nInput:\n{inp.rstrip()}\nOutput:\n{out.rstrip()}"
         for i, (inp, out) in enumerate(zip(public["input"], public["output"], strict=True))

@@ -230,6 +230,21 @@ def _gen_pos(rng: random.Random, size: Size) -> str:
     return lines(len(arr), arr)
 
 
+def _gen_shared_factor(rng: random.Random, size: Size) -> str:
+    """Positive integers sharing a drawn factor: the gcd of independent draws is almost
+    always 1, so every test of the gcd variant once printed 1 and a program that echoed
+    the sample's output passed them all."""
+    if size == "edge":
+        return _gen_pos(rng, size)
+    if size == "small":
+        g = rng.randint(1, 9)
+        arr = [g * rng.randint(1, 9) for _ in range(rng.randint(2, 6))]
+    else:
+        g = rng.randint(2, 10**6)
+        arr = [g * rng.randint(1, 10**18 // g) for _ in range(rng.randint(200, 1000))]
+    return lines(len(arr), arr)
+
+
 def _gen_single(hi: int) -> Generator:
     def gen(rng: random.Random, size: Size) -> str:
         if size == "small":
@@ -290,7 +305,8 @@ NUMBERS = Family(
         Variant("gcd", "Common Measure", 2, "Print the greatest common divisor of all a_i.",
                 "Print one integer.", lambda t: str(math.gcd(*ints(t)[1:])),
                 _rs_read_vec("u64") + "fn gcd(a: u64, b: u64) -> u64 { if b == 0 { a } else { gcd(b, a % b) } }\n"
-                "let g = a.iter().fold(0u64, |g, &x| gcd(g, x));\nwriteln!(o, \"{}\", g).unwrap();"),
+                "let g = a.iter().fold(0u64, |g, &x| gcd(g, x));\nwriteln!(o, \"{}\", g).unwrap();",
+                gen=_gen_shared_factor),
         Variant("primes", "Prime Census", 2, "Print how many primes are at most n.",
                 "Print one integer.", lambda t: str(_count_primes(ints(t)[0])),
                 "let n = rd!(usize);\nlet mut is = vec![true; n + 1];\nlet mut c = 0;\n"
