@@ -63,7 +63,7 @@ def main() -> int:
     parser.add_argument("--fresh", action="store_true", help="prepare again (a new draw)")
     parser.add_argument("--out", default=None)
     args = parser.parse_args()
-    from rebench.environments.small_scaling_law.sweep import load_sweep
+    from rebench.environments.small_scaling_law.sweep import table_optimum
 
     spec = load_spec("small_scaling_law")
     profile = spec.profile(args.profile)
@@ -73,7 +73,7 @@ def main() -> int:
     prepared_s = time.monotonic() - t0
     meta = json.loads((assets / "protected" / "meta.json").read_text())
     anchors = resolve_anchors(spec, profile)
-    best = min(load_sweep(profile.name), key=lambda p: p.loss)
+    best = table_optimum(profile.name)
     answers = _answers(assets / "public", int(meta["vocab_size"]),
                        (params.noise_low + params.noise_high) / 2, best.loss, best.n_embd)
     iso = default_isolation()

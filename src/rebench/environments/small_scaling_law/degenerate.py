@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import random
 
-from rebench.environments.small_scaling_law.sweep import load_sweep
+from rebench.environments.small_scaling_law.sweep import table_optimum
 from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
 
 
@@ -35,19 +35,19 @@ def _write(ctx: PolicyContext, answer: object) -> None:
 
 
 def _public_optimum(ctx: PolicyContext) -> None:
-    best = min(load_sweep(ctx.profile.name), key=lambda p: p.loss)
+    best = table_optimum(ctx.profile.name)
     _write(ctx, {"loss_prediction": best.loss, "max_iters": best.max_iters,
                  "n_embd": best.n_embd})
 
 
 def _public_optimum_rescaled(ctx: PolicyContext) -> None:
-    best = min(load_sweep(ctx.profile.name), key=lambda p: p.loss)
+    best = table_optimum(ctx.profile.name)
     _write(ctx, {"loss_prediction": best.loss, "max_iters": _iters(ctx, best.n_embd),
                  "n_embd": best.n_embd})
 
 
 def _public_loss_for_another_width(ctx: PolicyContext) -> None:
-    best = min(load_sweep(ctx.profile.name), key=lambda p: p.loss)
+    best = table_optimum(ctx.profile.name)
     width = 2 * best.n_embd
     _write(ctx, {"loss_prediction": best.loss, "max_iters": _iters(ctx, width),
                  "n_embd": width})

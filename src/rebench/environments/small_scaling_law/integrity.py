@@ -127,10 +127,10 @@ def _experiments_before(data: RunData, working_s: float) -> int:
 def _documented_answer(profile: str) -> tuple[int, float] | None:
     """The public sweep table's optimum (n_embd, loss rounded as the start gives it): the
     starting answer's width and prediction (prepare.starting_answer)."""
-    from rebench.environments.small_scaling_law.sweep import load_sweep
+    from rebench.environments.small_scaling_law.sweep import table_optimum
 
     try:
-        best = min(load_sweep(profile), key=lambda p: p.loss)
+        best = table_optimum(profile)
     except (OSError, ValueError):
         return None
     return best.n_embd, round(best.loss, 4)

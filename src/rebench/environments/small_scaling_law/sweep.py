@@ -80,6 +80,15 @@ def load_sweep(profile: str) -> list[SweepPoint]:
     return [SweepPoint(**p) for p in json.loads(path.read_text())["points"]]
 
 
+def table_optimum(profile: str) -> SweepPoint:
+    """The best point of a profile's public sweep: what the package documents, and (its
+    width at the drawn budget, its loss rounded to 4 digits) the starting answer."""
+    points = load_sweep(profile)
+    if not points:
+        raise ValueError(f"small_scaling_law: no sweep table for profile {profile!r}")
+    return min(points, key=lambda p: p.loss)
+
+
 class PartError(ValueError):
     """A sweep part that cannot be merged (another version or recipe, a width twice)."""
 
