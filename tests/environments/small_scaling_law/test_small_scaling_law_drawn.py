@@ -19,7 +19,12 @@ from rebench.core.calibration import resolve_anchors
 from rebench.core.normalize import AnchorSource
 from rebench.core.paths import PREPARED_ANCHORS
 from rebench.core.spec import EnvironmentSpec, Profile
-from rebench.environments.small_scaling_law.assets import load_l_star, load_protected
+from rebench.environments.small_scaling_law.assets import (
+    load_l_star,
+    load_protected,
+    load_trained,
+    write_trained,
+)
 from rebench.environments.small_scaling_law.environment import FEEDBACK
 from rebench.environments.small_scaling_law.integrity import unmeasured_answer_flags
 from rebench.environments.small_scaling_law.prepare import add_noise, draw_noise, draw_target
@@ -28,7 +33,8 @@ from rebench.environments.small_scaling_law.sweep import load_sweep
 from rebench.harness.events import Event
 from rebench.harness.scoring import agent_visible
 from rebench.integrity.flags import Severity
-from rebench.scoring import ScoreKind
+from rebench.sandbox import Isolation
+from rebench.scoring import ScoreKind, ScoringContext
 
 
 def _best() -> tuple[int, int, float]:
@@ -80,6 +86,55 @@ def test_the_anchors_are_measured_on_the_drawn_setting(ssl_spec: EnvironmentSpec
     start = json.loads((ssl_assets / "public" / "answer.json").read_text())
     assert recorded["start"] == start and recorded["reference_experiments"] == 15
     assert not list((ssl_assets / "public").rglob("anchors.json"))
+
+
+def test_the_prepare_keeps_every_held_out_training_it_ran(ssl_assets: Path) -> None:
+    """trained.json holds the L* widths and both anchors' answers, with the losses the
+    anchors were computed from."""
+    trained = load_trained(ssl_assets)
+    points = json.loads((ssl_assets / "protected" / "lstar.json").read_text())["points"]
+    for p in points:
+        assert trained[(p["n_embd"], p["max_iters"])] == p["loss"]
+    recorded = json.loads((ssl_assets / PREPARED_ANCHORS).read_text())
+    for name in ("start", "reference"):
+        answer = recorded[name]
+        loss = trained[(int(answer["n_embd"]), int(answer["max_iters"]))]
+        raw = raw_score(loss, load_l_star(ssl_assets), float(answer["loss_prediction"]))
+        assert raw == pytest.approx(recorded[f"{'starting' if name == 'start' else name}_raw"])
+
+
+def _assets_with_trained(ssl_assets: Path, folder: Path,
+                         losses: dict[tuple[int, int], float]) -> Path:
+    """A copy of the prepared assets (links to its files) with another trained.json."""
+    (folder / "protected").mkdir(parents=True)
+    for item in (ssl_assets / "protected").iterdir():
+        (folder / "protected" / item.name).symlink_to(item)
+    (folder / "public").symlink_to(ssl_assets / "public")
+    (folder / "protected" / "trained.json").unlink()
+    write_trained(folder, losses)
+    return folder
+
+
+def test_the_scorer_reads_a_shape_the_prepare_trained_and_trains_any_other(
+        ssl_spec: EnvironmentSpec, ssl_cpu: Profile, ssl_assets: Path,
+        tmp_path: Path) -> None:
+    from rebench.environments.small_scaling_law import scoring
+
+    assets = _assets_with_trained(ssl_assets, tmp_path / "assets", {(16, 3): 9.25})
+
+    def final(n_embd: int, max_iters: int) -> dict[str, object]:
+        folder = tmp_path / f"answer-{max_iters}"
+        folder.mkdir()
+        (folder / "answer.json").write_text(json.dumps(
+            {"loss_prediction": 9.0, "max_iters": max_iters, "n_embd": n_embd}))
+        ctx = ScoringContext(ssl_spec, ssl_cpu, folder, assets, tmp_path / "scratch",
+                             Isolation.LOCAL, kind=ScoreKind.FINAL)
+        return scoring.score(ctx).details
+
+    read = final(16, 3)
+    assert read["loss"] == 9.25 and read["loss_source"] == "prepare"
+    trained = final(16, 2)  # not in the table: trained (two steps, a second)
+    assert trained["loss_source"] == "trained" and trained["loss"] != 9.25
 
 
 def test_the_copied_table_optimum_is_over_the_drawn_budget(score_answer: ScoreFn) -> None:

@@ -18,6 +18,9 @@ from rebench.scoring.kit import protected_dir
 
 META = "meta.json"
 LSTAR = "lstar.json"  # L* measured at prepare on this prepare's drawn setting
+# Every training on the held-out windows that the prepare ran (the L* widths, the starting
+# answer, the reference's answer): the scorer's loss for an answer of the same shape.
+TRAINED = "trained.json"
 
 
 @dataclass(frozen=True)
@@ -53,6 +56,31 @@ def load_l_star(assets_dir: Path) -> float:
     except (OSError, KeyError, ValueError, TypeError) as exc:
         raise ScorerFault(f"small_scaling_law: no L* in the prepared assets ({exc}); "
                           "prepare the environment again") from exc
+
+
+def load_trained(assets_dir: Path) -> dict[tuple[int, int], float]:
+    """The held-out loss of each (n_embd, max_iters) the prepare trained at the drawn
+    budget, with the scorer's trainer, seed and windows. Training is deterministic on a
+    profile's device and thread count, so the scorer reads an answer of one of these shapes
+    instead of training it again (the starting answer's every t=0 score, the reference's);
+    a prepare made before this file existed has none (an empty table: every answer
+    trains)."""
+    path = protected_dir(assets_dir) / TRAINED
+    if not path.is_file():
+        return {}
+    try:
+        rows = json.loads(path.read_text())["trained"]
+        return {(int(r["n_embd"]), int(r["max_iters"])): float(r["loss"]) for r in rows}
+    except (OSError, KeyError, ValueError, TypeError) as exc:
+        raise ScorerFault(f"small_scaling_law: {TRAINED} unreadable ({exc}); "
+                          "prepare the environment again") from exc
+
+
+def write_trained(assets_dir: Path, losses: dict[tuple[int, int], float]) -> None:
+    """protected/trained.json (load_trained's table)."""
+    rows = [{"n_embd": w, "max_iters": i, "loss": loss}
+            for (w, i), loss in sorted(losses.items())]
+    (protected_dir(assets_dir) / TRAINED).write_text(json.dumps({"trained": rows}, indent=1))
 
 
 # This environment's corpus split is fixed, not secret: the agent's answer is three numbers

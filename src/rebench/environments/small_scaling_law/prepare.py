@@ -13,6 +13,9 @@ protected/ (trusted side only: the experiment service and the scorer)
                             drawn noise rate
   lstar.json                L*: the held-out loss of each width of `lstar_widths` trained
                             at the drawn budget, on the scorer's own windows
+  trained.json              the held-out loss of every answer shape trained here (the L*
+                            widths, the starting answer, the reference's): the scorer reads
+                            an answer of one of these shapes instead of training it again
   anchors.json              the starting answer's and the reference's raw scores on the
                             drawn setting (the normalization's anchors for this prepare)
 
@@ -41,7 +44,12 @@ import numpy as np
 
 from rebench.assets import gpt as gpt_module
 from rebench.assets.data import TokenSplits
-from rebench.environments.small_scaling_law.assets import LSTAR, META, corpus_splits
+from rebench.environments.small_scaling_law.assets import (
+    LSTAR,
+    META,
+    corpus_splits,
+    write_trained,
+)
 from rebench.environments.small_scaling_law.scoring import raw_score
 from rebench.environments.small_scaling_law.trainer import (
     Recipe,
@@ -195,6 +203,7 @@ def measure_anchors(ctx: PrepareContext, recipe: Recipe, train: np.ndarray,
     ctx.progress("anchors: training the reference's answer", None)
     reference_raw = raw_score(held_out_loss(reference), l_star,
                               float(reference["loss_prediction"]))
+    write_trained(ctx.assets_dir, measured)
     ctx.record_anchors(start_raw, reference_raw, start=start, reference=reference,
                        reference_experiments=len(experiments), l_star=l_star)
 

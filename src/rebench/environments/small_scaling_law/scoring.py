@@ -3,7 +3,9 @@
 Requested scores only check validity (NaN, message {is_valid, frac_flops_used}, or a
 reason code of FEEDBACK); the initial and final scores train the answer's configuration at
 the target budget with the trusted trainer and fixed seeds, and evaluate it on the secret
-held-out windows of this prepare's drawn mixture. L* is the best loss that prepare measured
+held-out windows of this prepare's drawn mixture (an answer of a shape the prepare already
+trained, such as the starting answer, is read from protected/trained.json: the same
+deterministic training, not run twice). L* is the best loss that prepare measured
 on those same windows (protected/lstar.json), never a number of the package: the public
 sweep table documents the recipe on another setting. Only answer.json is read from the
 snapshot, as data.
@@ -15,7 +17,11 @@ import json
 import math
 from dataclasses import dataclass
 
-from rebench.environments.small_scaling_law.assets import load_l_star, load_protected
+from rebench.environments.small_scaling_law.assets import (
+    load_l_star,
+    load_protected,
+    load_trained,
+)
 from rebench.environments.small_scaling_law.trainer import Recipe, ScalingParams, train_config
 from rebench.scoring import ScoreKind, ScoreResult, ScoringContext
 
@@ -95,12 +101,18 @@ def score(ctx: ScoringContext) -> ScoreResult:
     if ctx.kind is ScoreKind.REQUESTED:
         return ScoreResult(raw=math.nan, message=message, details={"check_only": True})
     l_star = load_l_star(ctx.assets_dir)
-    result = train_config(recipe, data.train, data.heldout_rows, answer.n_embd,
-                          answer.max_iters)
-    loss = result.final_loss
+    key = (answer.n_embd, answer.max_iters)
+    trained = load_trained(ctx.assets_dir)
+    if key in trained:  # the prepare trained this very shape (same trainer, seed, windows)
+        loss, source = trained[key], "prepare"
+    else:
+        loss = train_config(recipe, data.train, data.heldout_rows, answer.n_embd,
+                            answer.max_iters).final_loss
+        source = "trained"
     if not math.isfinite(loss):
         return invalid("diverged", frac)
     raw = raw_score(loss, l_star, answer.loss_prediction)
     return ScoreResult(raw=raw, message=message, details={
         "loss": loss, "l_star": l_star, "loss_prediction": answer.loss_prediction,
-        "n_embd": answer.n_embd, "max_iters": answer.max_iters, "frac_flops_used": frac})
+        "n_embd": answer.n_embd, "max_iters": answer.max_iters, "frac_flops_used": frac,
+        "loss_source": source})
