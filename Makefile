@@ -31,16 +31,19 @@ demo: setup
 # tests/conftest.py). The default is 0 (no xdist): on 2 cores two workers oversubscribe the
 # CPU (each environment's training uses both cores), and the full suite under -n 2 went no
 # faster than serially (docs/benchmarks/test-suite.md). TEST_JUNIT=DIR writes DIR/parallel.xml and
-# DIR/timing.xml (benchmarks/suite_times.py reads both).
+# DIR/timing.xml (benchmarks/suite_times.py reads both). Both passes share one cache of
+# prepared environments and built solutions ($REBENCH_TEST_CACHE, a temporary folder
+# removed at the end): the timing pass reuses what the first pass prepared.
 TEST_WORKERS ?= 0
 TEST_JUNIT ?=
 junit = $(if $(TEST_JUNIT),--junitxml=$(TEST_JUNIT)/$(1).xml)
 test: setup
-	rc=0; \
+	rc=0; cache=$$(mktemp -d -t rebench-test-cache.XXXXXX); \
+	export REBENCH_TEST_CACHE=$$cache; \
 	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not timing" \
 	  --durations=15 $(call junit,parallel) || rc=$$?; \
 	$(BIN)/python -m pytest -q -m timing --durations=15 $(call junit,timing) || rc=$$?; \
-	exit $$rc
+	rm -rf "$$cache"; exit $$rc
 
 # The edit loop: no slow test, no environment prepare but the instant ones (a test that
 # needs one is skipped, saying which), and none of the suites that score real submissions

@@ -26,10 +26,16 @@ CHEAP_PREPARES = ("triton_cumsum",)
 
 
 def _shared_cache(tmp_path_factory: pytest.TempPathFactory, root: Path) -> Path:
-    """The session's cache of prepared assets. Under pytest-xdist every worker has its own
-    session (and temp folder): the workers of one run share the cache beside their folders,
-    so no environment is prepared twice (harness/prepare.py locks a prepare across
-    processes; the others wait and reuse it)."""
+    """The session's cache of prepared assets. $REBENCH_TEST_CACHE names one that several
+    sessions share (`make test` runs two passes: the second reuses the first's prepares
+    and built solutions). Under pytest-xdist every worker has its own session (and temp
+    folder): the workers of one run share the cache beside their folders. Either way no
+    environment is prepared twice (harness/prepare.py locks a prepare across processes;
+    the others wait and reuse it)."""
+    if os.environ.get("REBENCH_TEST_CACHE"):
+        shared = Path(os.environ["REBENCH_TEST_CACHE"])
+        shared.mkdir(parents=True, exist_ok=True)
+        return shared
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = tmp_path_factory.getbasetemp().parent / "rebench-cache"
         shared.mkdir(exist_ok=True)
