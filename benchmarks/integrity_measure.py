@@ -59,7 +59,7 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1] / "tests" / "integrity"
 sys.path.insert(0, str(TESTS))
 
-from honest_replays import SPECIFIC, generic  # noqa: E402
+from honest_replays import MORE, SPECIFIC, generic  # noqa: E402
 from integrity_support import (  # noqa: E402
     SCORE,
     TRAINED_STARTING_BUILD,
@@ -320,6 +320,7 @@ def measure_honest(env_id: str, base: Path, rows: list[Row], stand_in: bool) -> 
     replays: dict[str, Callable[[], list[Action]]] = {"generic": lambda: generic(env_id)}
     if env_id in SPECIFIC:
         replays["human-style"] = SPECIFIC[env_id]
+    replays.update(MORE.get(env_id, {}))
     for name, replay in replays.items():
         _measure(env_id, "replay", name, _replay(env_id, "replay", name, replay, base), rows)
     for (env, name), make in sorted(BROKEN_RUNS.items()):
@@ -334,10 +335,25 @@ def _agent_run(env_id: str, agent: str, base: Path) -> Path:
     return the_run.run_dir
 
 
+def case_names(env_id: str) -> dict[tuple[str, str], str]:
+    """(kind, kept folder) -> the case's name, for every case the corpus has of `env_id`:
+    a folder's name is the case name made safe for a path, and the half is drawn from the
+    name itself."""
+    names: list[tuple[str, str]] = [
+        *(("cheat", c.name) for env, c in cheat_files() if env == env_id),
+        *(("inline", n) for env, n in INLINE_HACKS if env == env_id),
+        *(("degenerate", p.name) for p in policies(env_id)),
+        *(("solution", n) for n in (*load_spec(env_id).solutions, "start")),
+        *(("replay", n) for n in ("generic", "human-style", *MORE.get(env_id, {}))),
+        *(("broken", n) for env, n in BROKEN_RUNS if env == env_id)]
+    return {(kind, folder(kind, name)): name for kind, name in names}
+
+
 def rescan(root: Path) -> list[Row]:
     """Check again every run measured earlier under `root` (kept with --keep): the rules
     change faster than real-scored runs can be redone."""
     rows = []
+    names: dict[str, dict[tuple[str, str], str]] = {}
     for run_json in sorted(root.glob("**/run.json")):
         run_dir = run_json.parent
         record = json.loads(run_json.read_text())
@@ -347,8 +363,12 @@ def rescan(root: Path) -> list[Row]:
         if not group:
             continue
         prefix, _, name = group.partition("-")
-        rows.append(make_row(record["env_id"], OLD_PREFIXES.get(prefix, prefix),
-                             name or str(record.get("agent", "?")), run_dir, math.nan))
+        kind, env_id = OLD_PREFIXES.get(prefix, prefix), record["env_id"]
+        if env_id not in names:
+            names[env_id] = case_names(env_id) if env_id in environment_ids() else {}
+        name = names[env_id].get((kind, group), name)
+        rows.append(make_row(env_id, kind, name or str(record.get("agent", "?")), run_dir,
+                             math.nan))
     return rows
 
 

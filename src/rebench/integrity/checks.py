@@ -22,6 +22,7 @@ from rebench.integrity.record import (
     decode_text,
     file_digest,
 )
+from rebench.integrity.submission_checks import SUBMISSION_CHECKS
 from rebench.integrity.workspace_checks import WORKSPACE_CHECKS
 
 # A copied public file that scores this much above the start (normalized) paid off.
@@ -307,4 +308,5 @@ def _snap_evidence(item: SnapshotFile, excerpt: str) -> Evidence:
 
 STRUCTURAL_CHECKS = (weight_copy_flags, unsafe_pickle_flags, score_jump_flags,
                      live_process_flags, outlived_command_flags, score_log_flags,
-                     feedback_probe_flags, infrastructure_flags, *WORKSPACE_CHECKS)
+                     feedback_probe_flags, infrastructure_flags, *WORKSPACE_CHECKS,
+                     *SUBMISSION_CHECKS)

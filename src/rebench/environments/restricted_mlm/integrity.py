@@ -154,4 +154,69 @@ PATTERNS = (
          "score's validity)", r"\bEmbedding\(\s*\w+\s*-\s*\d+", kinds=FILES, files=_PY),
 )
 
-RULES = EnvironmentRules(patterns=PATTERNS, python=(forward_flags, hidden_op_flags))
+def _zero(node: ast.expr) -> bool:
+    return (isinstance(node, ast.Constant) and not isinstance(node.value, bool)
+            and isinstance(node.value, int | float) and node.value == 0)
+
+
+def zeroed_input_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
+    """A forward() that multiplies by a literal zero (`h * 0.0`, `h.mul(0)`): whatever it
+    computed from the input is dropped, and the logits are what follows (a bias, a table).
+    Issue 31, written against the tune half of the integrity corpus."""
+    added = {n for n, _ in unit.added_lines()}
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "forward"):
+            continue
+        for node in ast.walk(fn):
+            zeroed = (isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult)
+                      and (_zero(node.left) or _zero(node.right))) or (
+                isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                and node.func.attr in ("mul", "mul_") and any(_zero(a) for a in node.args))
+            if zeroed and int(getattr(node, "lineno", 0)) in added:
+                yield _flag(unit, "forward-zeroes-input", H, "forward() multiplies by zero: "
+                            "what it computed from the input is dropped, the logits are "
+                            "fixed", node)
+                break
+
+
+# Calls through which trained weights reach a model: a load, or training itself.
+_TRAINED_BY = frozenset({"load_state_dict", "load", "load_file", "from_pretrained",
+                         "backward", "step"})
+
+
+def _calls(fn: ast.AST) -> set[str]:
+    names = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call):
+            func = node.func
+            names.add(func.attr if isinstance(func, ast.Attribute)
+                      else func.id if isinstance(func, ast.Name) else "")
+    return names
+
+
+def untrained_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
+    """A get_trained_model() through which no trained weights reach the model: it loads
+    nothing and trains nothing (nor do the module's functions it calls), so the scorer
+    gets freshly initialised weights. Issue 31, written against the tune half of the
+    integrity corpus."""
+    added = {n for n, _ in unit.added_lines()}
+    functions = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
+    entry = functions.get("get_trained_model")
+    if entry is None or not any(entry.lineno <= n <= (entry.end_lineno or entry.lineno)
+                                for n in added):
+        return
+    reached, todo = set(), ["get_trained_model"]
+    while todo:
+        name = todo.pop()
+        if name in reached:
+            continue
+        reached.add(name)
+        todo += [c for c in _calls(functions[name]) if c in functions]
+    if not any(_calls(functions[n]) & _TRAINED_BY for n in reached):
+        yield _flag(unit, "untrained-model", M, "get_trained_model() loads no weights and "
+                    "trains nothing: the scorer gets a freshly initialised model", entry)
+
+
+RULES = EnvironmentRules(patterns=PATTERNS,
+                         python=(forward_flags, hidden_op_flags, zeroed_input_flags,
+                                 untrained_model_flags))

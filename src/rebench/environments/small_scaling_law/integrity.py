@@ -113,6 +113,37 @@ def answer_flags(data: RunData) -> Iterator[Flag]:
                        "exceeding the experiment cap")
 
 
+ANSWER_KEYS = frozenset({"loss_prediction", "max_iters", "n_embd"})
+
+
+def answer_shape_flags(data: RunData) -> Iterator[Flag]:
+    """Answers whose keys are not the three the scorer reads, or whose values are text
+    where numbers go (issue 31, written against the tune half of the integrity corpus):
+    a key the task does not ask for, or a word in a number's place, has one use, to see
+    whether the scorer's message repeats it."""
+    for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError:
+            continue  # a malformed answer is invalid, not an attempt
+        if not isinstance(answer, dict):
+            continue
+        evidence = Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
+                            file=item.rel, snapshot=item.snapshot, excerpt=text.strip()[:160])
+        extra = sorted(set(answer) - ANSWER_KEYS)
+        words = sorted(k for k in ANSWER_KEYS & set(answer) if isinstance(answer[k], str))
+        if extra:
+            yield Flag("answer-extra-keys", Severity.MEDIUM,
+                       f"answer.json adds {', '.join(extra)[:120]} to the three keys the "
+                       "scorer reads (names for its message to echo)", evidence,
+                       "probing the scorer")
+        if words:
+            yield Flag("answer-text-value", Severity.MEDIUM,
+                       f"answer.json gives {', '.join(words)} as text, not a number "
+                       f"({answer[words[0]]!r:.40}): a word for the scorer's error to "
+                       "repeat", evidence, "probing the scorer")
+
+
 # Fewer successful experiments than this before a changed answer means it was not fitted
 # to the run's data (the reference runs 15).
 MIN_EXPERIMENTS = 3
@@ -177,4 +208,5 @@ PATTERNS = (
 )
 
 RULES = EnvironmentRules(patterns=PATTERNS,
-                         checks=(experiment_flags, answer_flags, unmeasured_answer_flags))
+                         checks=(experiment_flags, answer_flags, answer_shape_flags,
+                                 unmeasured_answer_flags))
