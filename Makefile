@@ -49,7 +49,7 @@ test: setup
 # needs one is skipped, saying which), and none of the suites that score real submissions
 # of an environment (goldens, cheats, degenerate policies, timing). Not what gates a
 # merge: `make test` is.
-FAST_IGNORE := $(foreach f,test_degenerate_policies.py triton_cumsum/test_triton_cumsum_cheats.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py   triton_cumsum/cheats,--ignore=tests/environments/$(f))
+FAST_IGNORE := $(foreach f,test_degenerate_policies.py test_golden_all_environments.py triton_cumsum/test_triton_cumsum_cheats.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py   triton_cumsum/cheats,--ignore=tests/environments/$(f))
 test-fast: setup
 	REBENCH_TEST_TIER=fast $(BIN)/python -m pytest -q -m "not slow" $(FAST_IGNORE) --durations=10
 

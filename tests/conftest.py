@@ -9,13 +9,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from env_bench import FIXTURE_ENVIRONMENTS, EnvBench
 from suite_split import environment_of_nodeid, is_timing, timing_environments
-
-# Environments kept outside the package, for tests: toy_probe (a hidden number found with a
-# metered service; deterministic, scores in a blink) stands in for a real environment where
-# a test is about the harness, not about an environment's scorer.
-FIXTURE_ENVIRONMENTS = Path(__file__).resolve().parent / "fixtures" / "environments"
-
 
 # `make test-fast` (REBENCH_TEST_TIER=fast): no environment is prepared but those whose cpu
 # prepare takes a second; a test that needs another prepare is skipped with the reason
@@ -68,6 +63,13 @@ def rebench_dirs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             os.environ.pop(key, None)
         else:
             os.environ[key] = value
+
+
+@pytest.fixture(scope="session")
+def env_bench(rebench_dirs: Path, tmp_path_factory: pytest.TempPathFactory) -> EnvBench:
+    """Official scorings of environments' own solutions and timing environments' local
+    anchors, made once per session and key (tests/env_bench.py)."""
+    return EnvBench(tmp_path_factory)
 
 
 @pytest.fixture

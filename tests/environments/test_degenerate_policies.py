@@ -17,9 +17,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
+from env_bench import fixture_environments, tested_environment_ids
 
 from rebench.core.calibration import resolve_anchors
-from rebench.core.discovery import environment_dir, environment_ids, load_spec
+from rebench.core.discovery import environment_dir, load_spec
 from rebench.core.normalize import Anchors, normalize
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Direction
@@ -42,35 +43,43 @@ pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap"
 def _declarations(env_id: str) -> ModuleType | None:
     if not (environment_dir(env_id) / "degenerate.py").is_file():
         return None
+    load_spec(env_id)  # makes an environment outside the package importable
     return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
 
 
 def _cases() -> Iterator[object]:
-    for env_id in environment_ids():
-        module = _declarations(env_id)
-        for policy in getattr(module, "POLICIES", ()):
-            for profile in policy.profiles:
-                if profile != "cpu":
-                    continue  # the gpu ones run on a GPU machine (benchmarks/)
-                marks = [pytest.mark.slow] if policy.slow else []
-                yield pytest.param(env_id, policy, id=f"{env_id}-{policy.name}", marks=marks)
+    with fixture_environments():
+        for env_id in tested_environment_ids():
+            module = _declarations(env_id)
+            for policy in getattr(module, "POLICIES", ()):
+                for profile in policy.profiles:
+                    if profile != "cpu":
+                        continue  # the gpu ones run on a GPU machine (benchmarks/)
+                    marks = [pytest.mark.slow] if policy.slow else []
+                    yield pytest.param(env_id, policy, id=f"{env_id}-{policy.name}",
+                                       marks=marks)
 
 
 def test_every_environment_declares_degenerate_policies() -> None:
     """Each environment declares its laziest policies and at least one channel probe."""
     missing, no_probe = [], []
-    for env_id in environment_ids():
+    with fixture_environments():
+        _check_declarations(missing, no_probe)
+    assert not missing, f"no degenerate.py POLICIES: {missing}"
+    assert not no_probe, f"no channel probe (expect=NO_CHANNEL) declared: {no_probe}"
+
+
+def _check_declarations(missing: list[str], no_probe: list[str]) -> None:
+    for env_id in tested_environment_ids():
         policies = getattr(_declarations(env_id), "POLICIES", ())
         if not policies:
             missing.append(env_id)
         elif not any(p.expect is Expect.NO_CHANNEL for p in policies):
             no_probe.append(env_id)
-    assert not missing, f"no degenerate.py POLICIES: {missing}"
-    undeclared = [(env_id, p.name, r) for env_id in environment_ids()
+    undeclared = [(env_id, p.name, r) for env_id in tested_environment_ids()
                   for p in getattr(_declarations(env_id), "POLICIES", ())
                   for r in p.reasons if r not in load_spec(env_id).feedback.all_reasons]
     assert not undeclared, f"reasons not in the feedback schema: {undeclared}"
-    assert not no_probe, f"no channel probe (expect=NO_CHANNEL) declared: {no_probe}"
 
 
 @pytest.fixture(scope="module")

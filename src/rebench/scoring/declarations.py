@@ -1,9 +1,11 @@
-"""What an environment declares about itself for the generic tests: the policies a lazy or
-hacking agent tries first (degenerate policies) and the submissions that try to carry a
-secret back through a score's feedback (channel probes).
+"""What an environment declares about itself for the generic tests: what official scoring
+must give its own solutions (golden bands), the policies a lazy or hacking agent tries first
+(degenerate policies) and the submissions that try to carry a secret back through a score's
+feedback (channel probes).
 
 An environment lists them in `rebench/environments/<id>/degenerate.py`:
 
+    GOLDEN = Golden(bands=(("starting", -0.05, 0.05), ("reference", 0.8, 1.3)))
     POLICIES = (
         Degenerate("constant_output", "the same answer for every input", make=_constant),
         Degenerate("public_table", "the optimum copied from the package's sweep table",
@@ -25,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 
 
@@ -89,3 +92,40 @@ class Degenerate:
 # for a policy whose expect is AT_MOST_START, where the environment declares no tolerance
 # of its own (the scorer's noise at the start; a timing environment states its own).
 DEFAULT_START_TOLERANCE = 0.05
+
+
+# (solution, low, high): the band its official score must normalize into.
+Band = tuple[str, float, float]
+# check(solution, result, snapshot): an environment's own assertions on a golden scoring.
+GoldenCheck = Callable[[str, ScoreResult, Path], None]
+
+
+@dataclass(frozen=True)
+class Golden:
+    """What official scoring must give the environment's own solutions on the cpu profile
+    (the generic golden test, tests/environments/test_golden_all_environments.py). Each
+    solution of `bands` is built as a run's workspace is, snapshotted, scored by the
+    harness's scorer process under the default isolation, normalized, and must land in its
+    band; `slow` names the solutions whose building or scoring takes minutes. `check` adds
+    the environment's own assertions on each result.
+
+    A timing environment (a profile with `calibration_sd_limit`) is normalized with anchors
+    measured on the machine running the test: its start and reference scored
+    `anchor_repeats` times each, the best kept (on a shared machine interference only adds
+    time), so the bands hold on any machine; every other environment uses the anchors in
+    force (resolve_anchors)."""
+
+    bands: tuple[Band, ...] = (("starting", -0.05, 0.05), ("reference", 0.8, 1.3))
+    slow: tuple[str, ...] = ("reference",)
+    check: GoldenCheck | None = None
+    anchor_repeats: int = 1
+
+    def __post_init__(self) -> None:
+        names = [name for name, _, _ in self.bands]
+        if "starting" not in names or "reference" not in names:
+            raise ValueError("a golden declaration bands the starting and the reference "
+                             "solution at least")
+        if any(low > high for _, low, high in self.bands):
+            raise ValueError(f"a band's low is above its high: {self.bands}")
+        if self.anchor_repeats < 1:
+            raise ValueError("anchor_repeats must be at least 1")

@@ -3,14 +3,14 @@ solution or a cheat officially, and anchors measured on this machine once per se
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
+from env_bench import EnvBench
 from foundry_helpers import CpuEnv, Scorer
 
 from rebench.core.discovery import load_spec
-from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.normalize import Anchors
 from rebench.core.score import ScoreResult
 from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
@@ -50,21 +50,18 @@ def score_solution(cpu_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) ->
 
 
 @pytest.fixture(scope="session")
-def start_result(score_solution: Scorer) -> ScoreResult:
-    return score_solution("starting")
+def start_result(env_bench: EnvBench) -> ScoreResult:
+    return env_bench.anchor_results("optimize_llm_foundry")[0][0]
 
 
 @pytest.fixture(scope="session")
-def reference_result(score_solution: Scorer) -> ScoreResult:
-    return score_solution("reference")
+def reference_result(env_bench: EnvBench) -> ScoreResult:
+    return env_bench.anchor_results("optimize_llm_foundry")[1][0]
 
 
 @pytest.fixture(scope="session")
-def local_anchors(start_result: ScoreResult, reference_result: ScoreResult) -> Anchors:
+def local_anchors(env_bench: EnvBench) -> Anchors:
     """Start and reference scored once each on this machine, in this session (a shared
-    machine's load changes both alike). Each golden test then scores a fresh run."""
-    assert start_result.valid, start_result.message
-    assert reference_result.valid, reference_result.message
-    assert math.isfinite(start_result.raw) and reference_result.raw < start_result.raw
-    return Anchors(start_result.raw, reference_result.raw, AnchorSource.CALIBRATION,
-                   "this machine")
+    machine's load changes both alike): the anchors the generic golden test uses too
+    (tests/env_bench.py)."""
+    return env_bench.anchors("optimize_llm_foundry")

@@ -3,14 +3,14 @@ solution file officially, and anchors calibrated on this machine once per sessio
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import pytest
+from env_bench import EnvBench
 from triton_cumsum_helpers import CpuEnv, Scorer
 
 from rebench.core.discovery import load_spec
-from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.normalize import Anchors
 from rebench.core.score import ScoreResult
 from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
@@ -49,16 +49,9 @@ def score_solution(
 
 
 @pytest.fixture(scope="session")
-def local_anchors(score_solution: Scorer) -> Anchors:
-    """Start and reference scored on this machine (CI's CPU differs from the defaults').
-
-    Two scorings each, the better one kept: on a shared machine interference only ever
-    slows a run down, and the cpu raw score is itself the fastest of the timed calls."""
-    start = [score_solution("starting") for _ in range(2)]
-    reference = [score_solution("reference") for _ in range(2)]
-    for result in start + reference:
-        assert result.valid, result.message
-    start_raw = min(r.raw for r in start)
-    reference_raw = min(r.raw for r in reference)
-    assert math.isfinite(start_raw) and reference_raw < start_raw
-    return Anchors(start_raw, reference_raw, AnchorSource.CALIBRATION, "this machine")
+def local_anchors(env_bench: EnvBench) -> Anchors:
+    """Start and reference timed on this machine, the better of two scorings each (on a
+    shared machine interference only ever slows a run down, and the cpu raw score is itself
+    the fastest of the timed calls): the same anchors the generic golden test uses
+    (tests/env_bench.py, GOLDEN.anchor_repeats), measured once per session."""
+    return env_bench.anchors("triton_cumsum")

@@ -14,7 +14,7 @@ import json
 import numpy as np
 import torch
 
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
 
 SOLUTION = "fixed_model.pth"
 WTE = "transformer.wte.weight"
@@ -123,3 +123,8 @@ POLICIES = (
     Degenerate("garbage_probe", "a broken archive whose loading error would quote it",
                _garbage_probe, expect=Expect.NO_CHANNEL, reasons=("unreadable",)),
 )
+
+
+# The generic golden test: the start (the corrupted model as is) about 0, the reference
+# (fix.py's repair) about 1.
+GOLDEN = Golden()

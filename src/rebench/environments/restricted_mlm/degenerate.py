@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import shutil
 import textwrap
+from pathlib import Path
 
 import numpy as np
 
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.core.score import ScoreResult
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
 
 # What a workspace holds besides the starting files (data/ is read from public_dir).
 _PUBLIC = ("config.json", "model.pt", "tokenizer.json", "export_child.py", "graph_check.py",
@@ -270,3 +272,18 @@ POLICIES: tuple[Degenerate, ...] = (
 # The start is the trained unigram level at masked positions; a context-free policy may
 # match it up to the split noise (about 0.01 raw, 0.03 normalized on cpu).
 START_TOLERANCE = 0.05
+
+
+def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
+    """The token files are not part of a solution; the graph the scorer saw is the one
+    each solution is written with (the start's three ops; the reference's strided views)."""
+    assert not (snapshot / "data").exists()
+    ops = set(result.details["ops"])
+    if solution == "starting":
+        assert ops == {"aten.embedding.default", "aten.linear.default",
+                       "aten.relu.default"}, ops
+    elif solution == "reference":
+        assert "aten.as_strided.default" in ops, ops
+
+
+GOLDEN = Golden(check=_golden_check)

@@ -13,8 +13,10 @@ scores 0 or NaN, and each probe's message is `{valid, fraction_solved 0, solved 
 from __future__ import annotations
 
 import inspect
+from pathlib import Path
 
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.core.score import ScoreResult
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
 
 START_TOLERANCE = 0.0  # the start is exactly 0 solved; no noise to allow for
 
@@ -190,3 +192,21 @@ POLICIES: tuple[Degenerate, ...] = (
     Degenerate("probe_import", "a held-out byte in an import failure once problems exist",
                _probe_import, expect=Expect.NO_CHANNEL),
 )
+
+
+def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
+    """The agent sees exactly the declared schema; the start's raw markdown never compiles;
+    the reference leaves room above it and stays within the token budget."""
+    assert result.message == {"valid": True, "fraction_solved": round(result.raw, 4),
+                              "solved": round(result.raw * 32), "problems": 32}
+    message = {**result.details, **result.details["scorer_message"]}
+    if solution == "starting":
+        assert message["verdicts"] == {"compile_error": 32}, message["verdicts"]
+    elif solution == "reference":
+        assert message["fraction_solved"] < 0.7, message
+        assert message["tokens_used"] <= message["token_budget"], message
+
+
+# The start solves nothing (exactly 0); the reference's raw is deterministic (the simulator
+# is seeded).
+GOLDEN = Golden(check=_golden_check)

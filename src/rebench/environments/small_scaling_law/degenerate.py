@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import json
 import random
+from pathlib import Path
 
+from rebench.core.score import ScoreResult
 from rebench.environments.small_scaling_law.sweep import table_optimum
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
 
 
 def _recipe(ctx: PolicyContext) -> dict[str, object]:
@@ -106,3 +108,17 @@ POLICIES: tuple[Degenerate, ...] = (
     Degenerate("probe_malformed", "a malformed answer naming a secret, to see whether the "
                "error text comes back", _probe_malformed, expect=Expect.NO_CHANNEL),
 )
+
+
+def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
+    """The anchors are this prepare's (its drawn budget and noise): the official scoring of
+    the start agrees with the prepare's own measurement of it."""
+    from rebench.core.calibration import resolve_anchors
+    from rebench.core.normalize import AnchorSource
+    from rebench.environments.small_scaling_law.environment import SPEC
+
+    assert resolve_anchors(SPEC, SPEC.profile("cpu")).source is AnchorSource.PREPARE
+
+
+# The reference is built through the experiments service in the sandbox (15 experiments).
+GOLDEN = Golden(check=_golden_check)

@@ -14,9 +14,12 @@ the exception text, the exit status or the stderr that they chose."""
 from __future__ import annotations
 
 import ast
+import math
+from pathlib import Path
 
 from rebench.core.pyparse import parse_python
-from rebench.scoring.declarations import Degenerate, Expect, PolicyContext
+from rebench.core.score import ScoreResult
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
 
 # The start's raw score (ln ms, the fastest of 9 timed calls) spread with SD 0.047 over 10
 # official scorings on the idle 2-core VM (2026-12-01), 0.014 normalized (start and
@@ -118,3 +121,16 @@ POLICIES = (
                _probe_return_type, Expect.NO_CHANNEL, profiles=_BOTH,
                reasons=("wrong_dtype", "wrong_shape")),
 )
+
+
+def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
+    """The raw score is ln of the milliseconds the agent is shown."""
+    ms = result.message["ms"]
+    assert ms > 0 and math.isclose(math.log(ms), result.raw, abs_tol=1e-3), result.message
+
+
+# Timed: normalized against the start and the reference timed here, best of two each
+# (CI's CPU differs from the profile's anchors). The expert is far ahead of the start.
+GOLDEN = Golden(bands=(("starting", -0.05, 0.05), ("reference", 0.8, 1.3),
+                       ("expert", 0.8, math.inf)),
+                slow=("expert",), check=_golden_check, anchor_repeats=2)
