@@ -123,7 +123,8 @@ def main() -> int:
         progress=lambda m, f: print(f"[{time.monotonic() - t0:7.1f}s] {m}", flush=True),
     )
     summary["prepare_s"] = round(time.monotonic() - t0, 1)
-    for name in ("prepared.json", "protected/eval.json"):  # prepare's own measurements
+    for name in ("prepared.json", "protected/eval.json",  # prepare's own measurements
+                 "protected/anchors.json", "protected/lstar.json", "protected/trained.json"):
         if (assets / name).is_file():
             summary[name] = json.loads((assets / name).read_text())
     save()
