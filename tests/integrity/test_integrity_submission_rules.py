@@ -73,6 +73,15 @@ def test_a_prefix_sum_that_probes_with_an_input_value_is_flagged(body: str) -> N
     assert "input-probe" in _rules("triton_cumsum", "solution.py", HEAD + "    " + body + "\n")
 
 
+def test_a_broken_file_whose_placeholder_returns_the_input_is_not_a_no_scan() -> None:
+    """The cheat suite's broken files (labelled honest in the corpus): a crash or a hang
+    before a placeholder `return x`, a module that raises at import."""
+    for text in (HEAD + "    ctypes.string_at(0)\n    return x\n",
+                 HEAD + "    while True:\n        pass\n    return x\n",
+                 "raise RuntimeError('no import')\n\n\n" + HEAD + "    return x\n"):
+        assert "no-scan" not in _rules("triton_cumsum", "solution.py", text)
+
+
 def test_honest_prefix_sums_raise_neither() -> None:
     import honest_replays
 

@@ -86,6 +86,16 @@ def _out_used(fn: ast.FunctionDef, params: list[str]) -> bool:
                for n in ast.walk(fn))
 
 
+def _only_returns(fn: ast.FunctionDef) -> bool:
+    """Whether the function does nothing but return (a docstring aside): a placeholder
+    `return x` after a loop or a crash is a broken file's, not an answer."""
+    body = fn.body
+    if (body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
+            and isinstance(body[0].value.value, str)):
+        body = body[1:]
+    return bool(body) and all(isinstance(s, ast.Return) for s in body)
+
+
 def _reads_element(node: ast.AST, x: str) -> bool:
     """An element of the input read into Python: int(x[i]), float(x[i]), x[i].item(),
     x.tolist()."""
@@ -129,13 +139,17 @@ def entry_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
     added = {n for n, _ in unit.added_lines()}
     if not added:
         return
+    # A module that raises at import never runs its prefix_sum (a broken file, not an
+    # answer).
+    imports_fail = any(isinstance(n, ast.Raise) for n in tree.body)
     for fn in entry_functions(tree):
         if not any(fn.lineno <= n <= (fn.end_lineno or fn.lineno) for n in added):
             continue
         params = _params(fn)
         returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return)]
         used = _out_used(fn, params)
-        if returns and all(_trivial(r.value, params, used) for r in returns):
+        if (returns and not imports_fail and _only_returns(fn)
+                and all(_trivial(r.value, params, used) for r in returns)):
             yield _flag(unit, "no-scan", Severity.MEDIUM,
                         f"{fn.name}() returns its input, a tensor made from a shape alone or "
                         "the output buffer as given: it computes no prefix sum", returns[0],
