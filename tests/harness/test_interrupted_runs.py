@@ -143,7 +143,7 @@ def inspect_sandbox() -> type:
 
 def _owned_env(env_id: str, root: Path, sandbox_cls: type) -> object:
     run = create_run(env_id, "cpu", "inspect:mockllm/model", 120.0, Isolation.LOCAL, root=root)
-    run.score(ScoreKind.INITIAL)  # done before the lifecycle begins: it starts no other
+    run.scorer.score(ScoreKind.INITIAL)  # done before the lifecycle begins: it starts no other
     life = RunLifecycle(run, "inspect:mockllm/model")
     return sandbox_cls(life.begin(), life)
 

@@ -26,7 +26,7 @@ def crashed_run(env_id: str, isolation: Isolation, root: Path) -> tuple[str, flo
     run = create_run(env_id, "cpu", "start", 60, isolation, root=root)
     run.record.status = RunStatus.RUNNING
     run.save()
-    run.score(ScoreKind.INITIAL)
+    run.scorer.score(ScoreKind.INITIAL)
     session = Session(run)
     session.exec("echo working")
     time.sleep(0.3)
@@ -45,6 +45,7 @@ def test_resume_keeps_the_log_and_continues_the_clock(prepared_env: str, isolati
     before = (root / run_id / "protected" / "score_log.jsonl").read_bytes()
     run = reopen_for_resume(root / run_id)
     assert run.working_s() >= used - 0.001  # frozen at what the dead harness used (ms)
+    assert run.scorer.clock is run.clock  # the scorer logs on the continued clock
     execute_run(run, make_agent("start"))
     after = (root / run_id / "protected" / "score_log.jsonl").read_bytes()
     assert after.startswith(before)  # nothing logged is lost or rewritten
@@ -126,7 +127,7 @@ def test_full_disk_while_logging_a_score(prepared_env: str, isolation: Isolation
     from rebench.core.errors import ScoreLogError
 
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
-    run.score(ScoreKind.INITIAL)
+    run.scorer.score(ScoreKind.INITIAL)
     before = run.score_log_path.read_bytes()
 
     def full(fd: int) -> None:
@@ -134,7 +135,7 @@ def test_full_disk_while_logging_a_score(prepared_env: str, isolation: Isolation
 
     monkeypatch.setattr("rebench.harness.score_log.os.fsync", full)
     with pytest.raises(ScoreLogError, match="No space left"):
-        run.score(ScoreKind.REQUESTED)
+        run.scorer.score(ScoreKind.REQUESTED)
     assert run.score_log_path.read_bytes() == before
 
 

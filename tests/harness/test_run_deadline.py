@@ -115,7 +115,7 @@ def test_actions_after_the_deadline_are_refused(prepared_env: str, isolation: Is
     from rebench.harness.session import OutOfTimeError
 
     run = create_run(prepared_env, "cpu", "x", 0.3, isolation, root=tmp_path / "runs")
-    run.score(ScoreKind.INITIAL)
+    run.scorer.score(ScoreKind.INITIAL)
     session = Session(run)
     try:
         time.sleep(0.4)

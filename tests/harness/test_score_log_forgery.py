@@ -92,7 +92,7 @@ def test_a_scorer_fault_is_a_harness_error_not_a_nan(
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
     monkeypatch.setattr(run_module, "official_score", broken)
     with pytest.raises(ScoringHarnessError):
-        run.score(ScoreKind.REQUESTED)
+        run.scorer.score(ScoreKind.REQUESTED)
     assert run.entries() == []  # nothing logged in the agent's name
 
 

@@ -44,9 +44,9 @@ def test_a_changed_solution_is_normalized_as_measured(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(run_module, "official_score", _noisy_score)
     run = create_run(prepared_env, "cpu", "start", 30, isolation, root=tmp_path / "runs")
-    run.score(ScoreKind.INITIAL)
+    run.scorer.score(ScoreKind.INITIAL)
     (run.workspace / "solution.py").write_text("# changed\n"
                                                + (run.workspace / "solution.py").read_text())
-    entry = run.score(ScoreKind.REQUESTED)
+    entry = run.scorer.score(ScoreKind.REQUESTED)
     assert "unchanged_from_start" not in entry.details
     assert entry.details["snapshot_sha256"] != run.entries()[0].details["snapshot_sha256"]

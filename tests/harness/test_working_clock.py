@@ -6,6 +6,7 @@ import threading
 import time
 from pathlib import Path
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -45,6 +46,19 @@ def test_not_started_clock_is_frozen_until_start() -> None:
     time.sleep(0.1)
     assert 3.05 < clock.working_s() < 3.3
     assert not clock.is_paused
+
+
+def test_continue_from_takes_the_offsets_before_start_only() -> None:
+    clock = WorkingClock(budget_s=10, started=False)
+    time.sleep(0.1)
+    clock.continue_from(wall_offset_s=50.0, working_offset_s=4.0)
+    assert clock.working_s() == 4.0 and 50.0 <= clock.wall_s() < 50.05
+    assert clock.is_paused
+    clock.start()
+    time.sleep(0.1)
+    assert 4.05 < clock.working_s() < 4.3
+    with pytest.raises(RuntimeError, match="started"):
+        clock.continue_from(wall_offset_s=0.0, working_offset_s=0.0)
 
 
 def test_offsets_continue_and_time_left() -> None:

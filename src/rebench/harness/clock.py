@@ -46,6 +46,17 @@ class WorkingClock:
         if started:
             self.unpause()
 
+    def continue_from(self, wall_offset_s: float, working_offset_s: float) -> None:
+        """Continue from what an earlier harness left (resume), as if made now with these
+        offsets; only before `start`, so the clock object (which the run's scorer and
+        event log hold) stays the same. RuntimeError once started."""
+        with self._lock:
+            if not self._not_started:
+                raise RuntimeError("a started clock cannot be continued from other offsets")
+            self._wall_offset, self._working_offset = wall_offset_s, working_offset_s
+            self._started = self._pause_began = time.monotonic()
+            self._paused_total = 0.0
+
     def wall_s(self) -> float:
         """Seconds since the run began, pauses included (and earlier sessions' wall time)."""
         return self._wall_offset + (time.monotonic() - self._started)

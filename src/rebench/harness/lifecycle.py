@@ -26,6 +26,7 @@ from typing import IO
 from rebench.core.errors import RunError, ScoringHarnessError
 from rebench.harness.clock import save_clock
 from rebench.harness.events import EventLog
+from rebench.harness.official import now_iso
 from rebench.harness.records import (
     Outcome,
     RunStatus,
@@ -34,7 +35,7 @@ from rebench.harness.records import (
     classify,
     valid_rate,
 )
-from rebench.harness.run import Run, now_iso
+from rebench.harness.run import Run
 from rebench.harness.session import Session
 from rebench.scoring.contract import ScoreKind
 
@@ -213,12 +214,13 @@ def start_initial_score(run: Run, events: EventLog) -> threading.Thread:
     def score() -> None:
         began = time.monotonic()
         try:
-            entry = run.score(ScoreKind.INITIAL, on_snapshot=snapshot_taken.set)
+            entry = run.scorer.score(ScoreKind.INITIAL, on_snapshot=snapshot_taken.set)
         except ScoringHarnessError as exc:
             events.emit("harness_error", during="initial", error=str(exc)[-4000:], fsync=True)
             return
         # The harness's work, run beside the agent's: a score the agent asks for meanwhile
-        # waits on a paused clock (Run.score), so this time is never the agent's loss.
+        # waits on a paused clock (OfficialScorer.score), so this time is never the
+        # agent's loss.
         events.emit("initial_score", index=entry.index, valid=entry.valid,
                     seconds=round(time.monotonic() - began, 3))
 
@@ -272,7 +274,7 @@ def _final_score(run: Run, events: EventLog) -> ScoreEntry:
     attempt = 1
     while True:
         try:
-            return run.score(ScoreKind.FINAL)
+            return run.scorer.score(ScoreKind.FINAL)
         except ScoringHarnessError as exc:
             events.emit("harness_error", during="final", attempt=attempt,
                         error=str(exc)[-4000:], fsync=True)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from rebench.core.errors import RunError, ScoreLogError
-from rebench.harness.clock import WorkingClock, load_clock
+from rebench.harness.clock import load_clock
 from rebench.harness.events import last_clock, read_events
 from rebench.harness.records import RunStatus, ScoreEntry
 from rebench.harness.run import Run, open_run
@@ -51,8 +51,7 @@ def reopen_for_resume(run_ref: str | Path) -> Run:
     if not run.workspace.is_dir():
         raise RunError(f"run {run.record.run_id} has no workspace any more ({run.workspace})")
     wall, working = clock_offsets(run)
-    run.clock = WorkingClock(run.record.budget_s, working_offset_s=working,
-                             wall_offset_s=wall, started=False)
+    run.clock.continue_from(wall_offset_s=wall, working_offset_s=working)
     return run
 
 

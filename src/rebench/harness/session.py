@@ -46,7 +46,7 @@ class Session:
         self.sandbox: Sandbox = make_sandbox(
             run.isolation, workspace_config(run, self.services.socket_dir))
         self.sandbox.create()
-        run.agent_sandbox = self.sandbox  # frozen during the agent's official scores
+        run.scorer.agent_sandbox = self.sandbox  # frozen during the agent's official scores
         self._expired = threading.Event()
         self._tracked: list[subprocess.Popen[bytes]] = []
         self._on_close: list[Callable[[], None]] = []
@@ -105,7 +105,7 @@ class Session:
         self._check_time("score")
         alive = live_processes(self.sandbox)  # for the integrity report: what still runs
         try:
-            entry = self.run.score(ScoreKind.REQUESTED)
+            entry = self.run.scorer.score(ScoreKind.REQUESTED)
         except ScoringHarnessError as exc:
             self.events.emit("harness_error", during="score", error=str(exc)[-4000:],
                              fsync=True)
@@ -174,7 +174,7 @@ class Session:
         """Kill every process of the agent; later scores freeze nothing; count the CPU the
         sandbox used into the run's record (once); release what was registered with
         `on_close` (last first)."""
-        self.run.agent_sandbox = None
+        self.run.scorer.agent_sandbox = None
         self.kill_tracked()
         with self._tracked_lock:
             counted, self._usage_counted = self._usage_counted, True
