@@ -14,7 +14,7 @@ from integrity_support import SCORE, ensure_assets, isolation, replay_run, run_c
 
 from rebench.core.score import ScoreResult
 from rebench.integrity import Severity, check_run
-from rebench.integrity.checks import pickle_globals
+from rebench.integrity.pickles import pickle_globals
 from rebench.sandbox import Isolation
 
 

@@ -6,14 +6,12 @@ harness's own trouble (infrastructure, not the agent's)."""
 from __future__ import annotations
 
 import difflib
-import io
 import math
-import pickletools
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 from rebench.integrity.flags import Evidence, Flag, Severity
+from rebench.integrity.pickles import pickle_globals, pickle_streams
 from rebench.integrity.record import (
     MAX_TEXT_BYTES,
     WEIGHT_SUFFIXES,
@@ -34,8 +32,6 @@ JUMP_MAX_LINES = 3
 # whatever the work behind it.
 CODE_SUFFIXES = frozenset({"", ".py", ".sh", ".rs", ".c", ".cc", ".cpp", ".cu", ".h", ".cuh",
                            ".pyx", ".triton"})
-# Bytes of a pickle stream read at most.
-MAX_PICKLE_BYTES = 64 * 1024 * 1024
 # Globals a pickle may name that run code or reach the system when loaded.
 DANGEROUS_MODULES = frozenset({"os", "posix", "nt", "subprocess", "sys", "shutil", "socket",
                                "importlib", "runpy", "pty", "code", "ctypes", "pickle",
@@ -81,48 +77,13 @@ def weight_copy_flags(data: RunData) -> Iterator[Flag]:
                        "submitted unchanged)", evidence, "weights copied rather than trained")
 
 
-def _pickle_streams(path: Path) -> Iterator[bytes]:
-    """The pickle streams of a torch zip file (its data.pkl members) or of a plain pickle."""
-    if zipfile.is_zipfile(path):
-        try:
-            with zipfile.ZipFile(path) as archive:
-                for info in archive.infolist():
-                    if info.filename.endswith(".pkl") and info.file_size <= MAX_PICKLE_BYTES:
-                        yield archive.read(info)
-        except (zipfile.BadZipFile, OSError, RuntimeError, ValueError):
-            return
-        return
-    with path.open("rb") as handle:
-        head = handle.read(MAX_PICKLE_BYTES)
-    if head[:1] == b"\x80":  # pickle protocol 2+ opcode
-        yield head
-
-
-def pickle_globals(stream: bytes) -> list[tuple[str, str]]:
-    """(module, name) of every global a pickle stream imports when loaded."""
-    found: list[tuple[str, str]] = []
-    strings: list[str] = []
-    try:
-        for opcode, arg, _ in pickletools.genops(io.BytesIO(stream)):
-            if opcode.name == "GLOBAL" and isinstance(arg, str):
-                module, _, name = arg.partition(" ")
-                found.append((module, name))
-            elif opcode.name == "STACK_GLOBAL" and len(strings) >= 2:
-                found.append((strings[-2], strings[-1]))
-            if isinstance(arg, str):
-                strings.append(arg)
-    except (ValueError, EOFError, IndexError, KeyError, TypeError, UnicodeDecodeError):
-        pass  # a truncated or odd stream: what was read so far still counts
-    return found
-
-
 def unsafe_pickle_flags(data: RunData) -> Iterator[Flag]:
     """Snapshot pickles that would call os.system, eval and the like when loaded."""
     for item in data.snapshot_files():
         if Path(item.rel).suffix not in WEIGHT_SUFFIXES - {".npy", ".npz", ".bin",
                                                            ".safetensors"}:
             continue
-        for stream in _pickle_streams(item.path):
+        for stream in pickle_streams(item.path):
             bad = [f"{m}.{n}" for m, n in pickle_globals(stream)
                    if m.split(".")[0] in DANGEROUS_MODULES
                    or (m in ("builtins", "__builtin__") and n in DANGEROUS_BUILTINS)]

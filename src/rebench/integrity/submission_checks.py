@@ -19,6 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rebench.integrity.flags import Evidence, Flag, Severity
+from rebench.integrity.pickles import pickle_globals, pickle_streams
 from rebench.integrity.record import RunData, SnapshotFile
 
 # Weights files read at most (bytes): a larger file is left to the other rules.
@@ -225,10 +226,8 @@ def _readable_kind(head: bytes, path: Path) -> bool:
 
 
 def _raising_globals(path: Path) -> list[str]:
-    from rebench.integrity.checks import _pickle_streams, pickle_globals
-
     found = []
-    for stream in _pickle_streams(path):
+    for stream in pickle_streams(path):
         found += [f"{m}.{n}" for m, n in pickle_globals(stream)
                   if m in ("builtins", "__builtin__") and _RAISING_GLOBAL.search(n)]
     return found
