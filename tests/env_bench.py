@@ -120,6 +120,13 @@ class EnvBench:
                 [self.score(env_id, "reference")[0] for _ in range(repeats)])
         return self._anchor_results[env_id]
 
+    def add_anchor_scoring(self, env_id: str, solution: str, result: ScoreResult) -> None:
+        """Count a fresh scoring of the start or the reference among a timing
+        environment's anchor scorings (the best of all of them is kept): a start that ran
+        faster now than in the first scorings is the start as this machine runs it."""
+        start, reference = self.anchor_results(env_id)
+        {"starting": start, "reference": reference}[solution].append(result)
+
     def anchors(self, env_id: str) -> Anchors:
         """The anchors a golden or cheat test normalizes with: a timing environment's
         measured here (the best of its anchor scorings), any other's in force."""
