@@ -12,6 +12,7 @@ import pytest
 import torch
 from integrity_support import SCORE, ensure_assets, isolation, replay_run, run_cmd, write
 
+from rebench.core.calibration import resolve_anchors
 from rebench.core.score import ScoreResult
 from rebench.integrity import Severity, check_run
 from rebench.integrity.pickles import pickle_globals
@@ -74,8 +75,11 @@ def test_a_jump_from_a_change_of_data_files_only_is_not_flagged(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """small_scaling_law's solution is one line of answer.json: every change is small."""
     def scores(spec, profile, snapshot_dir, iso, timeout_s=None, kind=None):  # type: ignore[no-untyped-def]
+        # The anchors in force, not the profile's: a prepare records its own (they move
+        # with its draw), and the profile's reference normalized 0.86 against one of them.
+        anchors = resolve_anchors(spec, profile)
         start = kind is not None and kind.value == "initial"
-        return ScoreResult(raw=profile.starting_raw if start else profile.reference_raw,
+        return ScoreResult(raw=anchors.starting_raw if start else anchors.reference_raw,
                            message={})
 
     monkeypatch.setattr("rebench.harness.run.official_score", scores)
