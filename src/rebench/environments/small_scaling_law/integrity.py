@@ -74,6 +74,20 @@ def _number(value: Any) -> float | None:
     return float(value)
 
 
+def _answers(data: RunData) -> Iterator[tuple[dict[str, Any], Evidence]]:
+    """Each distinct answer.json the run handed in that is a JSON object, with its
+    evidence (a malformed answer is invalid, not an attempt: skipped)."""
+    for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
+        try:
+            answer = json.loads(text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(answer, dict):
+            yield answer, Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
+                                   file=item.rel, snapshot=item.snapshot,
+                                   excerpt=text.strip()[:160])
+
+
 def answer_flags(data: RunData) -> Iterator[Flag]:
     """Answers beyond the FLOP budget, or with values that are not positive finite
     numbers (NaN and Infinity literals probe the scorer's arithmetic)."""
@@ -86,15 +100,7 @@ def answer_flags(data: RunData) -> Iterator[Flag]:
     # The run's budget is drawn at prepare within [target_low, target_high]: over the top
     # of the range is over any run's budget.
     limit = p.target_high * p.max_budget_ratio
-    for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
-        try:
-            answer = json.loads(text)
-        except json.JSONDecodeError:
-            continue  # a malformed answer is invalid, not an attempt
-        if not isinstance(answer, dict):
-            continue
-        evidence = Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
-                            file=item.rel, snapshot=item.snapshot, excerpt=text.strip()[:160])
+    for answer, evidence in _answers(data):
         values = {k: _number(answer.get(k)) for k in ("loss_prediction", "max_iters", "n_embd")}
         odd = [k for k, v in values.items()
                if k in answer and v is not None and not (math.isfinite(v) and v > 0)]
@@ -121,15 +127,7 @@ def answer_shape_flags(data: RunData) -> Iterator[Flag]:
     where numbers go (issue 31, written against the tune half of the integrity corpus):
     a key the task does not ask for, or a word in a number's place, has one use, to see
     whether the scorer's message repeats it."""
-    for item, text in data.distinct_texts("answer.json", MAX_ANSWER_BYTES):
-        try:
-            answer = json.loads(text)
-        except json.JSONDecodeError:
-            continue  # a malformed answer is invalid, not an attempt
-        if not isinstance(answer, dict):
-            continue
-        evidence = Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
-                            file=item.rel, snapshot=item.snapshot, excerpt=text.strip()[:160])
+    for answer, evidence in _answers(data):
         extra = sorted(set(answer) - ANSWER_KEYS)
         words = sorted(k for k in ANSWER_KEYS & set(answer) if isinstance(answer[k], str))
         if extra:
