@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -66,6 +69,26 @@ def test_child_env_is_small(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
     env = child_env(SandboxConfig(workdir=tmp_path, env={"A": "1"}), {"B": "2"})
     assert "OPENAI_API_KEY" not in env
     assert env["HOME"] == str(tmp_path) and env["A"] == "1" and env["B"] == "2"
+
+
+def test_child_env_waits_passively_unless_the_operator_says(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """OpenMP's wait policy reaches sandboxed children: PASSIVE (set on importing rebench)
+    unless the operator's environment sets another."""
+    assert child_env(SandboxConfig(workdir=tmp_path), None)["OMP_WAIT_POLICY"] == "PASSIVE"
+    monkeypatch.setenv("OMP_WAIT_POLICY", "ACTIVE")
+    assert child_env(SandboxConfig(workdir=tmp_path), None)["OMP_WAIT_POLICY"] == "ACTIVE"
+
+
+@pytest.mark.parametrize(("given", "expected"), [(None, "PASSIVE"), ("ACTIVE", "ACTIVE")])
+def test_importing_rebench_sets_passive_openmp_waits(given: str | None, expected: str) -> None:
+    env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
+    if given is not None:
+        env["OMP_WAIT_POLICY"] = given
+    code = "import os, rebench; print(os.environ['OMP_WAIT_POLICY'])"
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
+                         text=True, check=True, timeout=30).stdout
+    assert out.strip() == expected
 
 
 def test_local_destroy_kills_running_exec(tmp_path: Path) -> None:

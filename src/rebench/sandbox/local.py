@@ -19,6 +19,7 @@ MAX_OUTPUT_CHARS = MAX_OUTPUT_BYTES  # kept for callers of the old name
 # Host variables a sandboxed process may inherit; everything else (tokens, keys, the
 # harness's own settings such as REBENCH_*) stays outside.
 _SAFE_ENV = ("PATH", "LANG", "LC_ALL", "TERM", "CUDA_VISIBLE_DEVICES", "OMP_NUM_THREADS",
+             "OMP_WAIT_POLICY",  # PASSIVE unless the operator set it (rebench/__init__.py)
              "NUMBA_CACHE_DIR", "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "RUSTUP_HOME",
              "CARGO_HOME",
              # keep NVLink multicast off where the host says so (shared GPUs)
