@@ -80,3 +80,41 @@ def test_the_old_run_is_in_the_report(old_run: Path) -> None:
     assert [e.kind for e in run.events] == ["initial", "agent", "agent", "final"]
     final = run.events[-1]
     assert final.valid and math.isclose(final.normalized, 0.543, abs_tol=1e-9)
+
+
+# Records with every optional field filled (cost, usage, each key of `extra` the harness
+# writes, other anchor sources, local isolation, a failed run), written on 2026-12-04 by
+# the version before the record's fields were typed: an Inspect sample's run that crashed
+# before its scorer, and a CLI `inspect:` run landed from a Ray node whose agent raised.
+OLD_RECORDS = Path(__file__).resolve().parent / "old_records"
+SHOWN = {
+    "inspect-sample-crashed.json": [
+        ("tokens openai/gpt-x", "input 1,200, output 300, cache read 0"),
+        ("tokens mockllm/model", "input 10, output 5, cache read 0"),
+        ("cost", "unknown: no price for mockllm/model (add it to the price table: "
+                 "docs/inspect.md)"),
+        ("agent cpu", "41.5 s"), ("scoring", "12.2 cpu s, 30.5 wall s over 2 scores"),
+        ("gpu", "not measured"),
+        ("anchors", "4.1250 -> 2.5000: calibrated on cpu:AMD EPYC x2")],
+    "batch-agent-error.json": [
+        ("tokens openai/gpt-x", "input 1,200, output 300, cache read 0"),
+        ("cost", "$0.0054 (prices: /home/user/.cache/rebench/prices.json)"),
+        ("agent cpu", "not counted (no process group with CPU accounting: local isolation)"),
+        ("scoring", "1.5 cpu s, 2.2 wall s over 1 scores"), ("gpu", "not measured"),
+        ("anchors", "-10.0000 -> 0.0000: measured by prepare on the setting it drew, on any")],
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHOWN))
+def test_old_records_with_every_field_read_back_and_show(name: str) -> None:
+    from rebench.cli_runs import cost_lines, usage_lines
+    from rebench.cli_tables import anchors_text
+
+    stored = json.loads((OLD_RECORDS / name).read_text())
+    record = RunRecord.load(OLD_RECORDS / name)
+    assert record.to_json() == stored
+    assert RunRecord.from_json(record.to_json()).to_json() == stored
+    assert record.crashed
+    shown = [*cost_lines(record.cost), *usage_lines(record.usage),
+             ("anchors", anchors_text(record.anchors))]
+    assert shown == SHOWN[name]
