@@ -121,7 +121,7 @@ def print_log(run_dir: object) -> None:
     # one line per score: the message is cut with an ellipsis, not wrapped over four lines
     table.add_column("message", no_wrap=True, overflow="ellipsis", ratio=1)
     for e in entries:
-        table.add_row(str(e.index), e.kind, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
+        table.add_row(str(e.index), e.kind.value, f"{e.working_s:.1f}", fmt_number(e.raw, 4),
                       fmt_number(e.normalized), validity_text(e), message_text(e.message))
     out.print(table)
 

@@ -31,6 +31,7 @@ from rebench.harness.resume import verify_run
 from rebench.harness.run import open_run
 from rebench.harness.score_log import read_log
 from rebench.sandbox import Isolation
+from rebench.scoring import ScoreKind
 
 OLD = Path(__file__).resolve().parent / "old_run"
 RUN_ID = "toy_probe-replay-actions-jsonl-20261202T163556-3ab3b5"
@@ -67,6 +68,8 @@ def test_the_old_run_opens_and_verifies(old_run: Path) -> None:
     assert (report.entries, report.events) == (4, 10)
     entries = read_log(run.score_log_path, verify=True)
     assert [e.kind for e in entries] == ["initial", "agent", "agent", "final"]
+    assert [e.kind for e in entries] == [ScoreKind.INITIAL, ScoreKind.REQUESTED,
+                                         ScoreKind.REQUESTED, ScoreKind.FINAL]
     assert classify(run.record, entries) is Outcome.OK
     assert valid_rate(entries) == run.record.valid_rate == 1.0
     assert run.aggregate_normalized() == pytest.approx(run.record.final_normalized)

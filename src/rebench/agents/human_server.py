@@ -21,11 +21,13 @@ from rebench.agents import task_cli
 from rebench.core.duration import format_duration
 from rebench.harness.records import ScoreEntry
 from rebench.harness.session import Session
+from rebench.scoring.contract import ScoreKind
 
 _MAX_REQUEST_BYTES = 64 * 1024
 # Characters of one shell command kept in events.jsonl.
 MAX_COMMAND_CHARS = 2000
-_KIND_LABELS = {"initial": "start", "agent": "yours", "final": "final"}
+_KIND_LABELS = {ScoreKind.INITIAL: "the starting solution", ScoreKind.REQUESTED: "yours",
+                ScoreKind.FINAL: "final"}
 # `  42  some command`: bash's `history 1`.
 _HISTORY_LINE = re.compile(r"^\s*(\d+)\*?\s+(.*)$", re.S)
 
@@ -78,8 +80,7 @@ def describe_score(view: Mapping[str, Any]) -> str:
 
 
 def _entry_line(entry: ScoreEntry, visible: bool, session: Session) -> str:
-    label = _KIND_LABELS.get(entry.kind, entry.kind)
-    what = "the starting solution" if entry.kind == "initial" else label
+    what = _KIND_LABELS[entry.kind]
     head = f"#{entry.index:<3} {what:<21} at {format_duration(entry.working_s):>9}  "
     if not visible:  # the score is hidden: the environment's message says what counts
         return head + json.dumps(entry.message)

@@ -109,7 +109,7 @@ def _event(record: RunRecord, entry: ScoreEntry) -> ScoreEvent:
         agent=agent_label(record.agent), run_id=record.run_id,
         time_limit_s=float(record.budget_s), wall_s=entry.wall_s, working_s=entry.working_s,
         raw=entry.raw, normalized=entry.normalized if entry.valid else math.nan,
-        valid=entry.valid, kind=entry.kind,
+        valid=entry.valid, kind=entry.kind.value,
     )
 
 

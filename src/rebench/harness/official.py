@@ -143,7 +143,7 @@ class OfficialScorer:
             raw=result.raw,
             normalized=norm,
             valid=result.valid,
-            kind=kind.value,
+            kind=kind,
             message=result.message,
             details=details,
             snapshot=snapshot_rel,

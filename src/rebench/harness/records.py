@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from rebench.core.spec import Direction
+from rebench.scoring.contract import ScoreKind
 
 
 class RunStatus(enum.Enum):
@@ -223,17 +224,28 @@ class ScoreEntry:
     raw: float  # NaN when invalid
     normalized: float  # NaN when invalid
     valid: bool
-    kind: str  # "initial", "agent", "final"
+    kind: ScoreKind  # recorded as its value: "initial", "agent", "final"
     message: dict[str, Any]
     details: dict[str, Any]
     snapshot: str  # path relative to the run directory
     prev_hash: str
+
+    def __post_init__(self) -> None:
+        # `kind` as read from JSON is its value: made the member here, so the field is a
+        # ScoreKind however the entry was built, and an unknown kind is refused by name.
+        if not isinstance(self.kind, ScoreKind):
+            try:
+                object.__setattr__(self, "kind", ScoreKind(str(self.kind)))
+            except ValueError:
+                raise ValueError(f"score entry {self.index}: kind {self.kind!r} is not one of "
+                                 f"{', '.join(k.value for k in ScoreKind)}") from None
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         # JSON has no NaN: invalid scores are null.
         data["raw"] = self.raw if math.isfinite(self.raw) else None
         data["normalized"] = self.normalized if math.isfinite(self.normalized) else None
+        data["kind"] = self.kind.value
         return data
 
     @classmethod
@@ -259,7 +271,7 @@ def submission_valid(entry: ScoreEntry) -> bool:
 def valid_rate(entries: list[ScoreEntry]) -> float | None:
     """Valid / all of the agent's scored submissions (its requested scores and the final
     one; not the harness's t=0 score of the start); None when it has none."""
-    own = [e for e in entries if e.kind != "initial"]
+    own = [e for e in entries if e.kind is not ScoreKind.INITIAL]
     return sum(submission_valid(e) for e in own) / len(own) if own else None
 
 
@@ -268,8 +280,8 @@ def classify(record: RunRecord, entries: list[ScoreEntry]) -> Outcome:
     if record.status is RunStatus.INTERRUPTED:
         return Outcome.ABORTED
     if (record.status is RunStatus.FAILED or record.extra.get("crashed")
-            or not any(e.kind == "initial" for e in entries)):
+            or not any(e.kind is ScoreKind.INITIAL for e in entries)):
         return Outcome.INFRASTRUCTURE
-    if any(e.valid for e in entries if e.kind != "initial"):
+    if any(e.valid for e in entries if e.kind is not ScoreKind.INITIAL):
         return Outcome.OK
     return Outcome.AGENT_INVALID

@@ -20,6 +20,7 @@ from rebench.harness.events import last_clock, read_events
 from rebench.harness.records import RunStatus, ScoreEntry
 from rebench.harness.run import Run, open_run
 from rebench.harness.score_log import read_hashes, read_log
+from rebench.scoring.contract import ScoreKind
 
 CLOCK_FILE = "clock.json"
 EVENTS_FILE = "events.jsonl"
@@ -92,7 +93,7 @@ def verify_run(run_ref: str | Path) -> VerifyReport:
         if entry.working_s > run.record.budget_s + _FINAL_SLACK_S:
             report.problems.append(f"score {i}: logged after the budget ({entry.working_s} s)")
         last_working = max(last_working, entry.working_s)
-    if entries and entries[0].kind != "initial":
+    if entries and entries[0].kind is not ScoreKind.INITIAL:
         report.problems.append("the first score is not the initial (t=0) score")
     _verify_events(run, report)
     if run.record.status is RunStatus.FINISHED:
@@ -130,7 +131,7 @@ def _verify_events(run: Run, report: VerifyReport) -> None:
 
 
 def _verify_finished(run: Run, entries: list[ScoreEntry], report: VerifyReport) -> None:
-    if not entries or entries[-1].kind != "final":
+    if not entries or entries[-1].kind is not ScoreKind.FINAL:
         report.problems.append("finished run without a final score")
     recorded, actual = run.record.final_normalized, run.aggregate_normalized()
     if recorded is None or not (

@@ -92,7 +92,10 @@ def read_log(path: Path, verify: bool = True) -> list[ScoreEntry]:
                 raise ScoreLogError(f"{path}: line {lineno} was altered or forged "
                                     "(its keyed hash does not verify)")
         prev = str(payload.get("hash", ""))
-        entries.append(ScoreEntry.from_json(payload))
+        try:
+            entries.append(ScoreEntry.from_json(payload))
+        except (ValueError, TypeError) as exc:  # a field missing, unknown or of no kind
+            raise ScoreLogError(f"{path}: line {lineno} is not a score entry: {exc}") from None
     return entries
 
 

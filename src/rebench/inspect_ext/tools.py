@@ -25,7 +25,7 @@ def agent_score_log(entries: list[ScoreEntry], visible: bool) -> list[dict[str, 
     rows = []
     for entry in entries:
         row = agent_view(entry, visible)
-        row["kind"] = entry.kind
+        row["kind"] = entry.kind.value
         row["working_s"] = entry.working_s
         rows.append(row)
     return rows

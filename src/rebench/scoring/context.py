@@ -17,11 +17,13 @@ from rebench.sandbox.runtime import env_child_modules
 from rebench.scoring.kit import protected_dir, public_dir
 
 
-class ScoreKind(enum.Enum):
+class ScoreKind(enum.StrEnum):
     """Why a score is taken. INITIAL: the starting solution at t=0; REQUESTED: the agent
     asked (an environment may make these cheap checks, e.g. validity only, when its score
     is hidden); FINAL: at the end of the run, and for `evaluate`/`calibrate`. The values are
-    what the score log records in `kind`."""
+    what the score log records in `kind`. A StrEnum: a member is equal to its value, so a
+    log line's `kind` read as JSON (the report's CSV rows, an old tool's `kind == "final"`)
+    and a ScoreEntry's typed `kind` compare alike."""
 
     INITIAL = "initial"
     REQUESTED = "agent"
