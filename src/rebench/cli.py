@@ -179,7 +179,7 @@ def _print_evaluation(evaluation: Any, as_json: bool) -> None:
     table.add_row("normalized", fmt_number(data["normalized"], 3))
     table.add_row("valid", str(data["valid"]))
     table.add_row("message", message_text(data["message"]))
-    table.add_row("anchors", anchors_text(data["anchors"]))
+    table.add_row("anchors", anchors_text(evaluation.anchors))
     out.print(table)
 
 

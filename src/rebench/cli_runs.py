@@ -6,7 +6,7 @@ import contextlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 import click
 from rich.table import Table
@@ -26,7 +26,7 @@ from rebench.harness.records import RunMark as RunMarkChoices
 if TYPE_CHECKING:
     from rebench.agents.base import Agent
     from rebench.core.spec import EnvironmentSpec
-    from rebench.harness.records import RunUsage
+    from rebench.harness.records import RunCost, RunUsage
     from rebench.harness.run import Run
 
 
@@ -282,22 +282,22 @@ def usage_lines(usage: RunUsage | None) -> list[tuple[str, str]]:
             ("gpu", "not measured")]
 
 
-def cost_lines(cost: dict[str, Any] | None) -> list[tuple[str, str]]:
-    """`rebench show`'s lines for a run's cost (harness/costs.py): tokens per model, then
+def cost_lines(cost: RunCost | None) -> list[tuple[str, str]]:
+    """`rebench show`'s lines for a run's cost (records.RunCost): tokens per model, then
     dollars or the models the price table lacks."""
-    if not cost:
+    if cost is None:
         return []
     lines = []
-    for model, counts in cost.get("tokens", {}).items():
+    for model, counts in cost.tokens.items():
         cached = counts.get("input_tokens_cache_read", 0)
         lines.append((f"tokens {model}", f"input {counts.get('input_tokens', 0):,}, output "
                       f"{counts.get('output_tokens', 0):,}, cache read {cached:,}"))
-    if cost.get("error"):
-        lines.append(("cost", f"unknown: {cost['error']}"))
-    elif cost.get("dollars") is not None:
-        lines.append(("cost", f"${cost['dollars']:.4f} (prices: {cost.get('prices_from')})"))
+    if cost.error:
+        lines.append(("cost", f"unknown: {cost.error}"))
+    elif cost.dollars is not None:
+        lines.append(("cost", f"${cost.dollars:.4f} (prices: {cost.prices_from})"))
     else:
-        lines.append(("cost", "unknown: no price for " + ", ".join(cost.get("unpriced", []))
+        lines.append(("cost", "unknown: no price for " + ", ".join(cost.unpriced)
                       + " (add it to the price table: docs/inspect.md)"))
     return lines
 

@@ -6,15 +6,16 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 
 from rebench.cli_common import fmt_number
+from rebench.core.normalize import Anchors, AnchorSource
 
 if TYPE_CHECKING:
     from rebench.harness.batch import BatchOutcome
@@ -148,19 +149,18 @@ def message_text(message: object) -> str:
     return " ".join(parts)
 
 
-def anchors_text(anchors: Mapping[str, Any]) -> str:
+def anchors_text(anchors: Anchors) -> str:
     """The anchors a score was normalized with, and where they were measured, in words: a
     profile's defaults name the machine they were measured on, which is not the user's
     ("defaults measured on cpu:AMD EPYC x2", not "(profile-default, cpu:AMD EPYC x2)")."""
-    span = (f"{fmt_number(anchors.get('starting_raw'), 4)} -> "
-            f"{fmt_number(anchors.get('reference_raw'), 4)}")
-    source, hardware = anchors.get("source"), anchors.get("hardware") or "unrecorded hardware"
+    span = f"{fmt_number(anchors.starting_raw, 4)} -> {fmt_number(anchors.reference_raw, 4)}"
+    hardware = anchors.hardware or "unrecorded hardware"
     where = {
-        "profile-default": f"the profile's defaults, measured on {hardware} "
-                           "(`rebench calibrate` measures this machine)",
-        "calibration": f"calibrated on {hardware}",
-        "prepare": f"measured by prepare on the setting it drew, on {hardware}",
-    }.get(str(source), f"{source}, {hardware}")
+        AnchorSource.PROFILE_DEFAULT: f"the profile's defaults, measured on {hardware} "
+                                      "(`rebench calibrate` measures this machine)",
+        AnchorSource.CALIBRATION: f"calibrated on {hardware}",
+        AnchorSource.PREPARE: f"measured by prepare on the setting it drew, on {hardware}",
+    }[anchors.source]
     return f"{span}: {where}"
 
 
@@ -182,8 +182,8 @@ def run_notes(record: RunRecord, entries: Sequence[ScoreEntry], timing: bool) ->
         notes.append(f"{record.env_id} scores a time: its scores move with the machine's "
                      f"load ({min(loads):.1f}-{max(loads):.1f} on {cores} cores in this run), "
                      "so a reference can land a few hundredths from 1")
-    if (timing and record.anchors.get("source") == "profile-default"
-            and record.anchors.get("hardware") != record.hardware):
+    if (timing and record.anchors.source is AnchorSource.PROFILE_DEFAULT
+            and record.anchors.hardware != record.hardware):
         notes.append(f"{record.env_id} scores a time, and its anchors are another machine's: "
                      f"`rebench calibrate {record.env_id} -p {record.profile}` measures "
                      "this one")

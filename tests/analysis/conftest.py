@@ -11,8 +11,11 @@ from typing import Any
 
 import pytest
 
-from rebench.harness.records import RunRecord, RunStatus, RunUsage, ScoreEntry
+from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.spec import Aggregation
+from rebench.harness.records import RunCost, RunExtra, RunRecord, RunStatus, RunUsage, ScoreEntry
 from rebench.harness.score_log import append_entry, last_hash
+from rebench.sandbox import Isolation
 
 # (working_s, normalized or NaN for an invalid score)
 Events = Sequence[tuple[float, float]]
@@ -32,12 +35,14 @@ def write_run(
     (run_dir / "protected").mkdir(parents=True)
     record = RunRecord(
         run_id=run_id, env_id=env_id, env_version=env_version, profile=profile, agent=agent,
-        seed=0, budget_s=budget_s, hardware=hardware, anchors={}, isolation="local",
-        created_at="2026-11-29T00:00:00+00:00", status=status,
-        aggregation=aggregation,
+        seed=0, budget_s=budget_s, hardware=hardware,
+        anchors=Anchors(0.0, 1.0, AnchorSource.PROFILE_DEFAULT, hardware),
+        isolation=Isolation.LOCAL, created_at="2026-11-29T00:00:00+00:00", status=status,
+        aggregation=Aggregation(aggregation),
         working_s_used=(max((w for w, _ in events), default=0.0) if working_s_used is None
                         else working_s_used),
-        extra=dict(extra or {}), usage=usage, cost=cost,
+        extra=RunExtra.from_json(extra or {}), usage=usage,
+        cost=None if cost is None else RunCost.from_json(cost),
     )
     (run_dir / "run.json").write_text(json.dumps(record.to_json()))
     log = run_dir / "protected" / "score_log.jsonl"

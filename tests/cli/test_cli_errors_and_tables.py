@@ -15,7 +15,9 @@ from rich.console import Console
 from rebench.cli import main
 from rebench.cli_runs import RunRow, discard_unstarted_runs, print_runs
 from rebench.core.discovery import load_spec
+from rebench.core.normalize import Anchors, AnchorSource
 from rebench.harness.records import RunRecord, RunStatus
+from rebench.sandbox import Isolation
 
 ENV = "triton_cumsum"
 LONG_ID = "rust_codecontests_inference-replay-actions-jsonl-20261130T120000-a1b2c3"
@@ -149,7 +151,8 @@ def _write_run(root: Path, status: RunStatus) -> str:
     (run_dir / "protected").mkdir(parents=True)
     record = RunRecord(run_id=run_id, env_id=ENV, env_version=load_spec(ENV).version,
                        profile="cpu", agent="start", seed=0, budget_s=600.0, hardware="test",
-                       anchors={"starting_raw": 1.0, "reference_raw": 0.5}, isolation="local",
+                       anchors=Anchors(1.0, 0.5, AnchorSource.PROFILE_DEFAULT, "test"),
+                       isolation=Isolation.LOCAL,
                        created_at="2026-11-30T00:00:00+00:00", status=status)
     (run_dir / "run.json").write_text(json.dumps(record.to_json()))
     return run_id

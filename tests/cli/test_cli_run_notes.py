@@ -6,31 +6,36 @@ normalized with another machine's anchors."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
 from rebench.cli import main
 from rebench.cli_tables import anchors_text, run_notes
+from rebench.core.normalize import Anchors, AnchorSource
 from rebench.harness.records import RunRecord, ScoreEntry
+from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring import ScoreKind
 
-DEFAULTS = {"starting_raw": 1.5, "reference_raw": 0.25, "source": "profile-default",
-            "hardware": "gpu:NVIDIA H200"}
+DEFAULTS = Anchors(1.5, 0.25, AnchorSource.PROFILE_DEFAULT, "gpu:NVIDIA H200")
+CALIBRATED_HERE = replace(DEFAULTS, source=AnchorSource.CALIBRATION, hardware="cpu:Some CPU x2")
 
 
-def _record(anchors: dict[str, Any], hardware: str = "cpu:Some CPU x2") -> RunRecord:
+def _record(anchors: Anchors, hardware: str = "cpu:Some CPU x2") -> RunRecord:
     return RunRecord(run_id="triton_cumsum-reference-1", env_id="triton_cumsum",
                      env_version="1.3.0", profile="cpu", agent="reference", seed=0,
-                     budget_s=600.0, hardware=hardware, anchors=anchors, isolation="bwrap",
+                     budget_s=600.0, hardware=hardware, anchors=anchors,
+                     isolation=Isolation.BWRAP,
                      created_at="2026-12-02T00:00:00+00:00")
 
 
 def _entry(index: int, load: float, cores: int = 2) -> ScoreEntry:
     return ScoreEntry(index=index, wall_time="", wall_s=0.0, working_s=0.0, raw=math.nan,
-                      normalized=math.nan, valid=True, kind="final", message={},
+                      normalized=math.nan, valid=True, kind=ScoreKind.FINAL,
+                      message={},
                       details={"load_before": load, "load_after": load, "cores": cores,
                                "contended": load > cores},
                       snapshot="", prev_hash="")
@@ -41,13 +46,14 @@ def test_default_anchors_name_where_they_were_measured() -> None:
     assert text.startswith("1.5000 -> 0.2500: the profile's defaults, measured on "
                            "gpu:NVIDIA H200")
     assert "rebench calibrate" in text and "profile-default" not in text
-    calibrated = anchors_text({**DEFAULTS, "source": "calibration", "hardware": "cpu:X x2"})
+    calibrated = anchors_text(replace(DEFAULTS, source=AnchorSource.CALIBRATION,
+                                      hardware="cpu:X x2"))
     assert calibrated.endswith("calibrated on cpu:X x2")
-    assert "drew" in anchors_text({**DEFAULTS, "source": "prepare"})
+    assert "drew" in anchors_text(replace(DEFAULTS, source=AnchorSource.PREPARE))
 
 
 def test_busy_scores_are_pointed_out_under_the_score() -> None:
-    record = _record({**DEFAULTS, "source": "calibration", "hardware": "cpu:Some CPU x2"})
+    record = _record(CALIBRATED_HERE)
     notes = run_notes(record, [_entry(0, 0.5), _entry(1, 3.4)], timing=True)
     assert notes[0].startswith("normalized with anchors ")
     assert any(n.startswith("1 of 2 scores were taken on a busy machine (load up to 3.4 on 2 "
@@ -57,7 +63,7 @@ def test_busy_scores_are_pointed_out_under_the_score() -> None:
 
 
 def test_a_quiet_timing_run_still_says_its_score_moves_with_load() -> None:
-    record = _record({**DEFAULTS, "source": "calibration", "hardware": "cpu:Some CPU x2"})
+    record = _record(CALIBRATED_HERE)
     notes = run_notes(record, [_entry(0, 0.5), _entry(1, 1.2)], timing=True)
     assert len(notes) == 2 and "load (0.5-1.2 on 2 cores in this run)" in notes[1], notes
     assert run_notes(record, [_entry(0, 0.5)], timing=False) == notes[:1]

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from rebench.analysis.sources import from_run_dirs
+from rebench.core.normalize import Anchors, AnchorSource
 from rebench.harness.interrupt import child_pids, end_child_processes, mark_interrupted
 from rebench.harness.lifecycle import RunLifecycle
 from rebench.harness.records import Outcome, RunRecord, RunStatus
@@ -27,7 +28,9 @@ from rebench.scoring.contract import ScoreKind
 
 def _record(status: RunStatus) -> RunRecord:
     return RunRecord(run_id="r", env_id="e", env_version="1", profile="cpu", agent="start",
-                     seed=0, budget_s=60.0, hardware="h", anchors={}, isolation="local",
+                     seed=0, budget_s=60.0, hardware="h",
+                     anchors=Anchors(1.0, 0.0, AnchorSource.PROFILE_DEFAULT, "h"),
+                     isolation=Isolation.LOCAL,
                      created_at="2026-11-30T00:00:00+00:00", status=status)
 
 

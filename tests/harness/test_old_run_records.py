@@ -17,10 +17,15 @@ from pathlib import Path
 import pytest
 
 from rebench.analysis.sources import from_run_dirs
-from rebench.core.normalize import Anchors
-from rebench.core.spec import Direction
+from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.spec import Aggregation, Direction
 from rebench.harness.records import (
+    BatchLanding,
+    InspectLink,
     Outcome,
+    RecordError,
+    RunCost,
+    RunExtra,
     RunRecord,
     RunStatus,
     ScoreEntry,
@@ -62,7 +67,10 @@ def test_the_old_record_reads_back_to_the_same_json(old_run: Path) -> None:
 def test_the_old_run_opens_and_verifies(old_run: Path) -> None:
     run = open_run(old_run)
     assert run.isolation is Isolation.BWRAP
-    assert run.anchors == Anchors.from_json(run.record.anchors)
+    assert run.anchors == run.record.anchors == Anchors(-10.0, 0.0, AnchorSource.PROFILE_DEFAULT,
+                                                       "any")
+    assert run.record.aggregation is Aggregation.LAST
+    assert run.record.extra == RunExtra() and run.record.cost is None
     report = verify_run(old_run)
     assert report.ok, report.problems
     assert (report.entries, report.events) == (4, 10)
@@ -121,3 +129,47 @@ def test_old_records_with_every_field_read_back_and_show(name: str) -> None:
     shown = [*cost_lines(record.cost), *usage_lines(record.usage),
              ("anchors", anchors_text(record.anchors))]
     assert shown == SHOWN[name]
+
+
+def test_old_records_read_as_typed_values() -> None:
+    sample = RunRecord.load(OLD_RECORDS / "inspect-sample-crashed.json")
+    assert sample.isolation is Isolation.BWRAP and sample.aggregation is Aggregation.BEST
+    assert sample.anchors == Anchors(4.125, 2.5, AnchorSource.CALIBRATION, "cpu:AMD EPYC x2")
+    assert isinstance(sample.cost, RunCost) and sample.cost.unpriced == ("mockllm/model",)
+    assert sample.cost.dollars is None and sample.cost.tokens["mockllm/model"]["input_tokens"] == 10
+    assert sample.extra.crashed and sample.extra.agent_traceback is None
+    assert sample.extra.inspect == InspectLink(
+        task="rebench/fix_embedding", model="openai/gpt-x", eval_id="Hq3m9Lk2", run_id="Zx81Pq",
+        sample_uuid="a9Bc", epoch=1)  # its log_location is null, written as such
+    batch = RunRecord.load(OLD_RECORDS / "batch-agent-error.json")
+    assert batch.isolation is Isolation.LOCAL and batch.aggregation is Aggregation.LAST
+    assert batch.cost is not None and batch.cost.dollars == 0.0054
+    assert batch.extra.batch == BatchLanding("b-20261204", 4, 2, ("node 10.0.0.2 lost",), True,
+                                             "10.0.0.3", "n3", "worker-3", 0)
+    assert batch.extra.inspect is not None and batch.extra.inspect.status == "error"
+    assert batch.extra.agent_traceback and batch.extra.agent_traceback.endswith("boom")
+
+
+@pytest.mark.parametrize(("path", "value", "message"), [
+    (("isolation",), "docker", r"isolation: 'docker' is not one of bwrap, local"),
+    (("aggregation",), "mean", r"aggregation: 'mean' is not one of best, last"),
+    (("anchors", "source"), "guess", r"anchors.source: 'guess' is not one of"),
+    (("anchors", "starting_raw"), "1.0", r"anchors.starting_raw: expected a number, not str"),
+    (("cost", "dollars"), "free", r"cost.dollars: expected a number"),
+    (("extra", "batch", "tries"), True, r"extra.batch.tries: expected an integer, not bool"),
+    (("extra", "inspect", "epoch"), "1", r"extra.inspect.epoch: expected an integer"),
+    (("extra", "unknown_key"), 1, r"extra: unknown fields \['unknown_key'\]"),
+])
+def test_a_malformed_record_is_refused_naming_the_field(
+        path: tuple[str, ...], value: object, message: str) -> None:
+    data = json.loads((OLD_RECORDS / "batch-agent-error.json").read_text())
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    with pytest.raises(RecordError, match=message):
+        RunRecord.from_json(data)
+    missing = json.loads((OLD_RECORDS / "batch-agent-error.json").read_text())
+    del missing["anchors"]["hardware"]
+    with pytest.raises(RecordError, match="anchors: missing field 'hardware'"):
+        RunRecord.from_json(missing)

@@ -124,7 +124,7 @@ def check_landed(rows: Sequence[AttemptRow], root: Path) -> dict[tuple[str, int]
         record = RunRecord.load(root / row.run_id / "run.json")
         assert record.status is RunStatus.FINISHED and row.run_id in indexed
         assert verify_run(root / row.run_id).ok, verify_run(root / row.run_id).problems
-        assert record.extra["batch"]["tries"] == row.tries
+        assert record.extra.batch is not None and record.extra.batch.tries == row.tries
         assert (root / row.run_id / "workspace" / "solution.py").is_file()
         scores[(record.agent, record.seed)] = record.final_normalized
     assert len({r.run_id for r in rows}) == len(rows)

@@ -16,8 +16,10 @@ from click.testing import CliRunner
 
 from rebench.agents.base import make_agent
 from rebench.core.errors import RebenchError
+from rebench.core.normalize import Anchors, AnchorSource
 from rebench.harness.batch import parse_batch_spec
 from rebench.harness.records import RunRecord
+from rebench.sandbox import Isolation
 from rebench.scale.attempt import AttemptSpec, ScaleError
 from rebench.scale.store import AttemptState, BatchPlan, BatchStore, with_state
 from rebench.scale.transfer import WORKSPACE_OMITTED, pack_run, unpack_run
@@ -35,10 +37,12 @@ def make_run(parent: Path, run_id: str = "run-1", **changes: object) -> Path:
     (run_dir / "workspace" / "solution.py").write_text("x = 1\n")
     fields: dict[str, object] = dict(
         run_id=run_id, env_id="triton_cumsum", env_version="1", profile="cpu",
-        agent="start", seed=0, budget_s=60.0, hardware="cpu:test", anchors={},
-        isolation="local", created_at="2026-01-01T00:00:00")
+        agent="start", seed=0, budget_s=60.0, hardware="cpu:test",
+        anchors=Anchors(1.0, 0.0, AnchorSource.PROFILE_DEFAULT, "cpu:test"),
+        isolation=Isolation.LOCAL, created_at="2026-01-01T00:00:00")
     fields.update(changes)
-    (run_dir / "run.json").write_text(json.dumps(RunRecord(**fields).to_json()))  # type: ignore[arg-type]
+    record = RunRecord(**fields)  # type: ignore[arg-type]
+    (run_dir / "run.json").write_text(json.dumps(record.to_json()))
     return run_dir
 
 

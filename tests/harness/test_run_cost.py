@@ -53,7 +53,7 @@ def test_a_runs_cost_is_recorded_and_shown(prepared_env: str, tmp_path: Path,
     cost = record_cost(run, events_for(run), USAGE)
     assert cost.dollars == pytest.approx(2.0 + 2.0 + 1.0 + 15 / 1e6)  # cache reads at input
     saved = RunRecord.load(run.run_dir / "run.json").cost
-    assert saved is not None and saved["dollars"] == cost.dollars
+    assert saved == cost
     (event,) = [e for e in read_events(run.run_dir / "events.jsonl") if e.type == "cost"]
     assert event.data["tokens"]["mockllm/model"]["output_tokens"] == 5
     lines = dict(cost_lines(saved))
@@ -70,5 +70,5 @@ def test_a_broken_price_table_costs_the_dollars_not_the_record(
                      root=tmp_path / "runs")
     cost = record_cost(run, events_for(run), USAGE)
     assert cost.dollars is None and cost.tokens["mockllm/model"]["input_tokens"] == 10
-    shown = dict(cost_lines(cost.to_json()))["cost"]
+    shown = dict(cost_lines(cost))["cost"]
     assert shown.startswith("unknown: price table") and "dollars per million" in shown

@@ -11,10 +11,12 @@ from pathlib import Path
 import pytest
 
 from rebench.agents.base import make_agent
+from rebench.core.normalize import Anchors, AnchorSource
 from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.records import (
     Outcome,
+    RunExtra,
     RunRecord,
     RunStatus,
     ScoreEntry,
@@ -35,10 +37,12 @@ def _entry(kind: str, valid: bool, check_only: bool = False) -> ScoreEntry:
                       snapshot="", prev_hash="")
 
 
-def _record(status: RunStatus, **extra: object) -> RunRecord:
+def _record(status: RunStatus, crashed: str | None = None) -> RunRecord:
     return RunRecord(run_id="r", env_id="e", env_version="1", profile="cpu", agent="a", seed=0,
-                     budget_s=60.0, hardware="h", anchors={}, isolation="local",
-                     created_at="", status=status, extra=dict(extra))
+                     budget_s=60.0, hardware="h",
+                     anchors=Anchors(1.0, 0.0, AnchorSource.PROFILE_DEFAULT, "h"),
+                     isolation=Isolation.LOCAL, created_at="", status=status,
+                     extra=RunExtra(crashed=crashed))
 
 
 def test_the_outcome_follows_the_status_and_the_score_log() -> None:

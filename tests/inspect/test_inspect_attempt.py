@@ -123,12 +123,13 @@ def test_reference_through_bash_scores_about_one(calibrated: None, tmp_path: Pat
     assert record.status is RunStatus.FINISHED
     assert record.agent == f"inspect:{MOCK}"
     assert record.final_normalized == pytest.approx(float(score.value))  # type: ignore[arg-type]
-    assert record.extra["inspect"]["eval_id"] == log.eval.eval_id
+    assert record.extra.inspect is not None
+    assert record.extra.inspect.eval_id == log.eval.eval_id
     # What the model calls cost: Inspect's usage of the sample, priced by the table.
     assert record.cost is not None, "no cost recorded"
-    tokens = record.cost["tokens"][MOCK]
+    tokens = record.cost.tokens[MOCK]
     assert tokens["input_tokens"] > 0 and tokens["output_tokens"] > 0
-    assert record.cost["dollars"] == pytest.approx(
+    assert record.cost.dollars == pytest.approx(
         (3.0 * tokens["input_tokens"] + 15.0 * tokens["output_tokens"]
          + 3.0 * (tokens["input_tokens_cache_read"] + tokens["input_tokens_cache_write"]))
         / 1e6)
@@ -154,7 +155,8 @@ def test_reading_protected_through_tools_fails(calibrated: None) -> None:
     agent = InspectAgent(MOCK, model=mock_model(calls))
     normalized = execute_run(run, agent)
 
-    log = read_eval_log(run.record.extra["inspect"]["log_location"])
+    assert run.record.extra.inspect is not None
+    log = read_eval_log(run.record.extra.inspect.log_location)
     outputs = tool_outputs(log)
     assert len(outputs) == 2  # bash, python (submit's result is not kept)
     assert "No such file or directory" in outputs[0]

@@ -19,6 +19,7 @@ from typing import Any
 
 from rebench.agents import task_cli
 from rebench.core.duration import format_duration
+from rebench.core.spec import Aggregation
 from rebench.harness.records import ScoreEntry
 from rebench.harness.session import Session
 from rebench.scoring.contract import ScoreKind
@@ -101,7 +102,7 @@ def format_status(session: Session) -> str:
     valid = [e for e in entries if e.valid and math.isfinite(e.normalized)]
     if visible and valid:
         best = max(valid, key=lambda e: e.normalized)
-        counts = ("its best score" if session.run.record.aggregation == "best"
+        counts = ("its best score" if session.run.record.aggregation is Aggregation.BEST
                   else "its last valid score")
         lines.append(f"best so far: #{best.index}, normalized {_fmt(best.normalized)} "
                      f"(the run counts {counts})")

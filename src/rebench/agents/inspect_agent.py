@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rebench.agents.base import UnknownAgentError
 from rebench.core.errors import RunError
+from rebench.harness.records import InspectLink
 from rebench.harness.session import Session
 
 if TYPE_CHECKING:
@@ -75,10 +76,10 @@ class InspectAgent:
         finally:
             detach_session(run_id)
         log = logs[0]
-        run.record.extra["inspect"] = {
-            "model": self.model_name, "status": log.status, "log_location": log.location,
-            "eval_id": log.eval.eval_id,
-        }
+        run.record.extra.inspect = InspectLink(
+            model=self.model_name, status=log.status, log_location=log.location,
+            eval_id=log.eval.eval_id, written=("model", "status", "log_location", "eval_id"),
+        )
         run.save()
         if log.status != "success":
             message = log.error.message if log.error else log.status

@@ -31,7 +31,6 @@ from rebench.analysis.table import (
 from rebench.analysis.table import installed_rule as default_rule
 from rebench.analysis.units import format_duration
 from rebench.core.errors import RebenchError
-from rebench.core.spec import Aggregation
 from rebench.harness.records import (
     Outcome,
     RunMark,
@@ -40,6 +39,7 @@ from rebench.harness.records import (
     ScoreEntry,
     load_mark,
 )
+from rebench.harness.records import RunCost as RecordCost
 from rebench.harness.score_log import read_log
 
 CSV_REQUIRED = ("env", "agent", "run_id", "time_limit_s", "working_s", "normalized")
@@ -132,11 +132,7 @@ def _record_run(record: RunRecord, run_dir: Path, rule_for: RuleLookup,
         return f"{record.run_id}: no official score logged; run left out"
     base = rule_for(record.env_id)
     # The run record says which score counted when the run was made; it wins over today's spec.
-    try:
-        aggregation = Aggregation(record.aggregation)
-    except ValueError:
-        aggregation = base.aggregation
-    rule = EnvRule(aggregation, base.score_visible)
+    rule = EnvRule(record.aggregation, base.score_visible)
     return dataclasses.replace(make_run([_event(record, e) for e in entries], rule),
                                hardware=record.hardware, cost=run_cost(record, entries))
 
@@ -146,7 +142,6 @@ def run_cost(record: RunRecord, entries: list[ScoreEntry]) -> RunCost:
     clock; what the record does not have stays None (not recorded, never 0)."""
     usage = record.usage
     tokens = _token_sums(record.cost)
-    dollars = (record.cost or {}).get("dollars")
     return RunCost(
         wall_s=max((e.wall_s for e in entries), default=None),
         usage_recorded=usage is not None,
@@ -156,32 +151,24 @@ def run_cost(record: RunRecord, entries: list[ScoreEntry]) -> RunCost:
         scorings=None if usage is None else usage.scorings,
         input_tokens=tokens.get("input_tokens"), output_tokens=tokens.get("output_tokens"),
         cached_tokens=tokens.get("cached_tokens"), total_tokens=tokens.get("total_tokens"),
-        dollars=float(dollars) if isinstance(dollars, int | float) else None,
-        models=tuple(sorted((record.cost or {}).get("tokens") or {})),
+        dollars=None if record.cost is None else record.cost.dollars,
+        models=() if record.cost is None else tuple(sorted(record.cost.tokens)),
     )
 
 
-def _token_sums(cost: dict[str, object] | None) -> dict[str, int]:
+def _token_sums(cost: RecordCost | None) -> dict[str, int]:
     """The run's tokens summed over its models (harness/costs.py's fields); empty where
     no model usage was recorded."""
-    per_model = (cost or {}).get("tokens")
-    if not isinstance(per_model, dict) or not per_model:
+    if cost is None or not cost.tokens:
         return {}
     sums = {"input_tokens": 0, "output_tokens": 0, "cached_tokens": 0, "total_tokens": 0}
-    for counts in per_model.values():
-        if not isinstance(counts, dict):
-            continue
-        sums["input_tokens"] += _count(counts, "input_tokens")
-        sums["output_tokens"] += _count(counts, "output_tokens")
-        sums["cached_tokens"] += (_count(counts, "input_tokens_cache_read")
-                                  + _count(counts, "input_tokens_cache_write"))
-        sums["total_tokens"] += _count(counts, "total_tokens")
+    for counts in cost.tokens.values():
+        sums["input_tokens"] += counts.get("input_tokens", 0)
+        sums["output_tokens"] += counts.get("output_tokens", 0)
+        sums["cached_tokens"] += (counts.get("input_tokens_cache_read", 0)
+                                  + counts.get("input_tokens_cache_write", 0))
+        sums["total_tokens"] += counts.get("total_tokens", 0)
     return sums
-
-
-def _count(counts: dict[str, object], key: str) -> int:
-    value = counts.get(key)
-    return int(value) if isinstance(value, int | float) else 0
 
 
 def _collect(

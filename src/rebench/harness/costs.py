@@ -16,14 +16,17 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from rebench.core.errors import RebenchError
 from rebench.core.paths import prices_file
 from rebench.harness.events import EventLog
+from rebench.harness.records import RunCost
 from rebench.harness.run import Run
+
+__all__ = ["PriceTableError", "RunCost", "load_prices", "record_cost", "run_cost",
+           "token_counts"]
 
 # Token fields kept per model (Inspect's ModelUsage names).
 TOKEN_FIELDS = ("input_tokens", "output_tokens", "input_tokens_cache_read",
@@ -34,22 +37,6 @@ _PRICE_OF = {"input_tokens": "input", "output_tokens": "output",
 
 class PriceTableError(RebenchError):
     """The price table exists but cannot be read as documented."""
-
-
-@dataclass(frozen=True)
-class RunCost:
-    """Tokens per model, and dollars where every model used has a price."""
-
-    tokens: dict[str, dict[str, int]]
-    dollars: float | None
-    unpriced: tuple[str, ...]
-    prices_from: str
-    error: str = ""  # why the price table could not be used
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "dollars": self.dollars,
-                "unpriced": list(self.unpriced), "prices_from": self.prices_from,
-                "error": self.error}
 
 
 def load_prices(path: Path | None = None) -> dict[str, dict[str, float]]:
@@ -100,7 +87,7 @@ def record_cost(run: Run, events: EventLog, usage: Mapping[str, Any]) -> RunCost
         cost = run_cost(usage)
     except PriceTableError as exc:
         cost = RunCost(token_counts(usage), None, tuple(str(m) for m in usage), "", str(exc))
-    run.record.cost = cost.to_json()
+    run.record.cost = cost
     run.save()
     events.emit("cost", **cost.to_json())
     return cost

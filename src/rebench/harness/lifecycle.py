@@ -171,7 +171,7 @@ class RunLifecycle:
         save_clock(self.run.run_dir / "clock.json", self.run.clock)
         if error:
             self.run.record.note = error.splitlines()[-1][:500]
-            self.run.record.extra["agent_traceback"] = error[-4000:]
+            self.run.record.extra.agent_traceback = error[-4000:]
         try:
             if self.session is not None:
                 self.session.close()

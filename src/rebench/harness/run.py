@@ -25,7 +25,7 @@ from rebench.core.hardware import fingerprint
 from rebench.core.normalize import Anchors, aggregate
 from rebench.core.paths import runs_root
 from rebench.core.score import ScoreResult
-from rebench.core.spec import Aggregation, EnvironmentSpec, Profile
+from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness import index
 from rebench.harness.clock import WorkingClock
 from rebench.harness.official import OfficialScorer, ScoringTarget, now_iso
@@ -95,11 +95,11 @@ class Run:
 
     @property
     def isolation(self) -> Isolation:
-        return Isolation(self.record.isolation)
+        return self.record.isolation
 
     @property
     def anchors(self) -> Anchors:
-        return Anchors.from_json(self.record.anchors)
+        return self.record.anchors
 
     def working_s(self) -> float:
         return self.clock.working_s()
@@ -126,7 +126,7 @@ class Run:
 
     def aggregate_normalized(self) -> float:
         return aggregate(
-            [e.normalized for e in self.entries()], Aggregation(self.record.aggregation)
+            [e.normalized for e in self.entries()], self.record.aggregation
         )
 
 
@@ -165,10 +165,10 @@ def create_run(
         seed=seed,
         budget_s=budget,
         hardware=fingerprint(profile.gpus),
-        anchors=resolve_anchors(spec, profile).to_json(),
-        isolation=isolation.value,
+        anchors=resolve_anchors(spec, profile),
+        isolation=isolation,
         created_at=now_iso(),
-        aggregation=spec.aggregation.value,
+        aggregation=spec.aggregation,
         direction=spec.direction,
     )
     run = Run(run_dir, record, spec, profile)

@@ -19,7 +19,7 @@ from pydantic import BaseModel
 from rebench.core.errors import RebenchError
 from rebench.harness.costs import record_cost
 from rebench.harness.lifecycle import RunLifecycle, finish_run
-from rebench.harness.records import RunStatus
+from rebench.harness.records import INSPECT_SAMPLE_FIELDS, InspectLink, RunStatus
 from rebench.harness.run import Run, create_run
 from rebench.harness.session import Session
 from rebench.sandbox import Isolation
@@ -81,24 +81,30 @@ def resolve_isolation(choice: str) -> Isolation:
     return isolation
 
 
-def inspect_context() -> dict[str, Any]:
+def inspect_context() -> InspectLink:
     """Where this sample lives in Inspect (eval id, log file, model), for the run record.
 
-    Uses Inspect's active-sample record (not public API): best effort, empty when absent.
+    Uses Inspect's active-sample record (not public API): best effort, empty when absent;
+    a field Inspect does not have is None, one of another type its text.
     """
     try:
         from inspect_ai.log._samples import sample_active
     except ImportError:
-        return {}
+        return InspectLink()
     active = sample_active()
     if active is None:
-        return {}
-    fields = ("task", "model", "eval_id", "run_id", "sample_uuid", "epoch", "log_location")
-    context = {name: getattr(active, name, None) for name in fields}
-    location = context.get("log_location")
-    if isinstance(location, str) and "://" not in location:
+        return InspectLink()
+    context: dict[str, Any] = {}
+    for name in INSPECT_SAMPLE_FIELDS:
+        value = getattr(active, name, None)
+        if name == "epoch":
+            context[name] = value if isinstance(value, int) else None
+        else:
+            context[name] = None if value is None else str(value)
+    location = context["log_location"]
+    if location is not None and "://" not in location:
         context["log_location"] = str(Path(location).resolve())
-    return context
+    return InspectLink(**context, written=INSPECT_SAMPLE_FIELDS)
 
 
 def start_session(config: RunConfig) -> RunLifecycle:
@@ -107,13 +113,13 @@ def start_session(config: RunConfig) -> RunLifecycle:
     its snapshot exists, the session, agent_start), with a clock heartbeat while the
     session is open. The lifecycle's `session` is the sample's sandbox."""
     context = inspect_context()
-    model = context.get("model")
+    model = context.model
     agent = f"inspect:{model}" if model else "inspect"
     run = create_run(
         config.env_id, config.profile, agent, config.budget_s,
         resolve_isolation(config.isolation), seed=config.seed,
     )
-    run.record.extra["inspect"] = context
+    run.record.extra.inspect = context
     life = RunLifecycle(run, agent, heartbeat=True)
     life.begin()
     return life
@@ -131,7 +137,7 @@ def summarize(run: Run) -> RunSummary:
         normalized=normalized if math.isfinite(normalized) else 0.0,
         raw_scores=[e.raw if e.valid else None for e in entries],
         score_log=[e.to_json() for e in entries],
-        anchors=dict(run.record.anchors),
+        anchors=run.record.anchors.to_json(),
     )
 
 

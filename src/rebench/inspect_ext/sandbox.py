@@ -153,7 +153,7 @@ class RebenchSandboxEnvironment(SandboxEnvironment):
         """Cleanup's finish: a sample that never reached the scorer ended in an error."""
         with self._finish_lock:
             if self.summary is None:
-                self.session.run.record.extra["crashed"] = (
+                self.session.run.record.extra.crashed = (
                     "the Inspect sample ended without being scored (an error)")
         self.finish()
 

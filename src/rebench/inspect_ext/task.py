@@ -154,7 +154,7 @@ def attached_task(
     run = session.run
     config = RunConfig(
         env_id=run.spec.id, profile=run.profile.name, budget_s=run.record.budget_s,
-        isolation=run.record.isolation, seed=run.record.seed, attach=run.record.run_id,
+        isolation=run.record.isolation.value, seed=run.record.seed, attach=run.record.run_id,
     )
     return _build_task(f"rebench/{run.spec.id}", session.instructions, config,
                        session.time_left(), solver, command_timeout_s)

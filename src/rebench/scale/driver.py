@@ -21,7 +21,7 @@ from rebench.core.calibration import load_entries
 from rebench.core.paths import calibration_file
 from rebench.harness import index
 from rebench.harness.events import read_events
-from rebench.harness.records import RunStatus
+from rebench.harness.records import BatchLanding, RunStatus
 from rebench.harness.resume import verify_run
 from rebench.harness.score_log import master_key
 from rebench.scale.attempt import (
@@ -218,12 +218,12 @@ class RayBatch:
             return
         landed = unpack_run(result.archive, self._attempt(row), self.store.root)
         record = landed.record
-        record.extra["batch"] = {
-            "batch_id": self.plan.batch_id, "attempt": row.key, "tries": row.tries,
-            "lost_tries": list(row.history), "resumed": result.resumed,
-            "node_ip": result.node_ip, "node_id": result.node_id, "hostname": result.hostname,
-            "workspace_omitted_bytes": result.workspace_omitted_bytes,
-        }
+        record.extra.batch = BatchLanding(
+            batch_id=self.plan.batch_id, attempt=row.key, tries=row.tries,
+            lost_tries=row.history, resumed=result.resumed, node_ip=result.node_ip,
+            node_id=result.node_id, hostname=result.hostname,
+            workspace_omitted_bytes=result.workspace_omitted_bytes,
+        )
         _save_record(landed.run_dir, record)
         report = verify_run(landed.run_dir)
         finished = record.status is RunStatus.FINISHED and report.ok
