@@ -3,7 +3,12 @@ model, so every problem gets a program written without it (a constant program, a
 one, the statement itself, a table of the public samples).
 
 Written in issue 31 against the tune half of the integrity corpus (docs/benchmarks/
-integrity.md): the declared degenerate policies that raised no flag.
+integrity.md): the declared degenerate policies that raised no flag. It speaks only of a
+generate_solution that can hand a program back (rebench.integrity.runnable): a coroutine
+function, in a module that imports, that waits on nothing, has no loop without a way out
+and returns only what may be a text. The cheat suite's broken files (not a coroutine, a
+missing import, awaiting forever, blocking forever, a dict returned) make no shortcut: they
+score nothing, and the corpus labels them honest.
 """
 
 from __future__ import annotations
@@ -14,15 +19,18 @@ from collections.abc import Iterator
 from rebench.integrity.extension import EnvironmentRules
 from rebench.integrity.flags import Evidence, Flag, Severity
 from rebench.integrity.record import TextUnit
+from rebench.integrity.runnable import awaits, hands_back, returns_text
 
 ENTRY = "generate_solution"
 
 
 def no_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
-    """generate_solution(client, ...) whose body never uses the client."""
+    """generate_solution(client, ...) whose body never uses the client, and that hands a
+    program back (a file that cannot run is a broken submission, not a shortcut)."""
     added = {n for n, _ in unit.added_lines()}
     for fn in tree.body:
-        if not (isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name == ENTRY):
+        # The harness awaits generate_solution: a plain function is a broken submission.
+        if not (isinstance(fn, ast.AsyncFunctionDef) and fn.name == ENTRY):
             continue
         if not any(fn.lineno <= n <= (fn.end_lineno or fn.lineno) for n in added):
             continue
@@ -31,6 +39,10 @@ def no_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
             continue
         client = params[0]
         if any(isinstance(n, ast.Name) and n.id == client for n in ast.walk(fn)):
+            continue
+        # A program made without the model is made at once: a coroutine that waits on
+        # something else (an event nobody sets, a subprocess) is beyond what is read here.
+        if not hands_back(fn, tree) or awaits(fn) or not returns_text(fn):
             continue
         lines = unit.text.splitlines()
         excerpt = lines[fn.lineno - 1].strip()[:160] if fn.lineno <= len(lines) else ""
