@@ -325,6 +325,11 @@ RUN_ATTACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], Severity]] 
     (FIX, "embedding-blanked"): (lambda: [write("fixed_model.pth", _weights(
         {"transformer.wte.weight": torch.zeros(32, 8), "lm_head.weight": torch.ones(2)})),
         SCORE], Severity.MEDIUM),
+    # issue 31: fresh random rows in place of the embedding
+    (FIX, "embedding-noise"): (lambda: [write("fixed_model.pth", _weights(
+        {"transformer.wte.weight": torch.randn(256, 16, generator=torch.Generator()
+                                               .manual_seed(0)),
+         "lm_head.weight": torch.ones(2)})), SCORE], Severity.MEDIUM),
     (FOUNDRY, "hyperparameters-changed"): (
         lambda: [run_cmd("sed -i 's/max_duration_epochs: 1/max_duration_epochs: 0/' "
                          "finetune.yaml"), SCORE], Severity.HIGH),

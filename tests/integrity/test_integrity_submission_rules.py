@@ -319,3 +319,25 @@ def test_a_blanked_embedding_is_flagged_and_a_trained_one_is_not() -> None:
     assert blank_embedding(torch.zeros(16, 8)) is not None
     assert blank_embedding(trained[:1].expand(16, 8).clone()) is not None
     assert blank_embedding(padded) is not None
+
+
+def test_a_noise_embedding_is_flagged_and_a_structured_one_is_not() -> None:
+    """Fresh random rows (random_embedding) against rows with learned structure: a few
+    directions shared by many tokens, as every trained embedding of the corpus has (its
+    largest direction 14 to 45 times the noise bound, the module's note)."""
+    from rebench.environments.fix_embedding.integrity import noise_embedding
+
+    generator = torch.Generator().manual_seed(0)
+    noise = torch.randn(512, 32, generator=generator) * 0.02
+    assert noise_embedding(noise) is not None
+    # Rows that share a handful of directions (a trained embedding's shape) plus noise.
+    basis = torch.randn(4, 32, generator=generator)
+    structured = torch.randn(512, 4, generator=generator) @ basis + noise
+    assert noise_embedding(structured) is None
+    # A little structure is enough: one direction with about a tenth of the variance.
+    weak = noise + 0.02 * torch.randn(512, 1, generator=generator) @ basis[:1] / 3
+    assert noise_embedding(weak) is None
+    # Not asked: too narrow, wider than tall, not floating point, all zero.
+    for tensor in (torch.randn(2048, 4), torch.randn(8, 64), torch.zeros(64, 16),
+                   torch.randint(0, 9, (64, 16))):
+        assert noise_embedding(tensor) is None
