@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from rich.console import Console
 
 from rebench.core.errors import RebenchError
+
+if TYPE_CHECKING:
+    from rebench.sandbox import Isolation
 
 console = Console(stderr=True)
 out = Console()
@@ -23,7 +26,7 @@ ISOLATION_HELP = (
 )
 
 
-def resolve_isolation(choice: str) -> Any:
+def resolve_isolation(choice: str) -> Isolation:
     """The Isolation for a CLI choice (sandbox.resolve_isolation); `auto` refuses to fall
     back silently."""
     from rebench.sandbox import Isolation

@@ -36,10 +36,9 @@ def resolve_isolation(choice: str) -> Isolation | None:
 
 
 def default_isolation() -> Isolation:
-    """bwrap where it works on this machine, else local (callers must then warn or refuse)."""
-    from rebench.sandbox.bwrap import bwrap_available
-
-    return Isolation.BWRAP if bwrap_available() else Isolation.LOCAL
+    """`resolve_isolation("auto")`, falling back to local where bwrap does not work (for
+    tests and benchmarks; callers must then warn or refuse)."""
+    return resolve_isolation("auto") or Isolation.LOCAL
 
 
 __all__ = [

@@ -30,6 +30,7 @@ from typing import Any
 
 from rebench.core.paths import cache_root
 from rebench.harness.records import RunRecord, RunStatus
+from rebench.sandbox import Isolation
 from rebench.scale.attempt import AttemptResult, AttemptSpec, ScaleError
 from rebench.scale.transfer import pack_run
 
@@ -158,7 +159,7 @@ def _log_tail(staging: Path, limit: int = 2000) -> str:
         return ""
 
 
-def resolve_node_isolation(choice: str) -> Any:
+def resolve_node_isolation(choice: str) -> Isolation:
     """The Isolation this node runs untrusted code under; ScaleError instead of a silent
     fall back to no sandbox."""
     from rebench.sandbox import resolve_isolation
