@@ -20,7 +20,6 @@ from rebench.core.errors import RebenchError, ScoringHarnessError
 from rebench.core.instructions import render_instructions
 from rebench.core.spec import ServiceContext
 from rebench.harness.events import MAX_CONTENT_BYTES, EventLog
-from rebench.harness.live_processes import live_processes
 from rebench.harness.records import RunUsage, ScoreEntry
 from rebench.harness.run import Run
 from rebench.sandbox import ExecResult, Sandbox, SandboxConfig, make_sandbox
@@ -70,7 +69,7 @@ class Session:
         self._check_time("exec")
         limit = max(0.1, min(timeout, self.time_left()))
         result = self.sandbox.exec(cmd, timeout=limit)
-        alive = live_processes(self.sandbox)  # for the integrity report: what outlived it
+        alive = self.sandbox.live_processes()  # for the integrity report: what outlived it
         self.events.emit("exec", cmd=cmd, timeout=round(limit, 3), returncode=result.returncode,
                          timed_out=result.timed_out, duration_s=round(result.duration_s, 3),
                          stdout=result.stdout, stderr=result.stderr, live_after=alive)
@@ -103,7 +102,7 @@ class Session:
         """An official score; returns only what the agent may see. A harness failure while
         scoring is logged as such and shown as an error, never as the agent's NaN."""
         self._check_time("score")
-        alive = live_processes(self.sandbox)  # for the integrity report: what still runs
+        alive = self.sandbox.live_processes()  # for the integrity report: what still runs
         try:
             entry = self.run.scorer.score(ScoreKind.REQUESTED)
         except ScoringHarnessError as exc:

@@ -104,3 +104,9 @@ class Sandbox(Protocol):
         included); None where nothing counts them (local isolation, no cgroup accounting,
         or no process ever started)."""
         ...
+
+    def live_processes(self) -> list[str] | None:
+        """"pid cmdline" of each process started in this sandbox that is alive now (at most
+        50, each cut to 200 characters), or None where they cannot be told apart from the
+        host's (local isolation) or cannot be listed (a lost sandbox)."""
+        ...

@@ -110,6 +110,19 @@ def bwrap_argv(config: SandboxConfig, argv: Sequence[str],
     return [*args, "--", *argv]
 
 
+# Lists "pid cmdline" of every process in the sandbox's pid namespace except the sandbox's
+# own (pid 1: bwrap, pid 2: its command server), this shell and its children.
+_LIST_PROCESSES = (
+    'for p in /proc/[0-9]*; do n=${p#/proc/}; [ "$n" -le 2 ] && continue; '
+    '[ "$n" = "$$" ] && continue; read -r _ _ _ pp _ < "$p/stat" 2>/dev/null || continue; '
+    '[ "$pp" = "$$" ] && continue; c=$(tr "\\0" " " < "$p/cmdline" 2>/dev/null); '
+    '[ -n "$c" ] && echo "$n $c"; done'
+)
+_MAX_LISTED = 50
+_MAX_CMDLINE_CHARS = 200
+_LIST_TIMEOUT_S = 5.0
+
+
 class BwrapSandbox:
     """Runs commands under bubblewrap (see the module docstring for what is visible).
 
@@ -149,6 +162,15 @@ class BwrapSandbox:
         with self._lock:
             group = self._group
         return group.cpu_seconds() if group is not None else None
+
+    def live_processes(self) -> list[str] | None:
+        """Every process in the sandbox's pid namespace but its own (see base.Sandbox)."""
+        result = self.exec(_LIST_PROCESSES, timeout=_LIST_TIMEOUT_S)
+        if result.returncode != 0 or result.timed_out:
+            return None
+        lines = [line.strip()[:_MAX_CMDLINE_CHARS] for line in result.stdout.splitlines()
+                 if line.strip()]
+        return lines[:_MAX_LISTED]
 
     def create(self) -> None:
         """Make the workdir and start the sandbox; SandboxUnavailableError if bwrap cannot

@@ -107,6 +107,10 @@ class LocalSandbox:
         """None: local processes are counted by no group of the run."""
         return None
 
+    def live_processes(self) -> list[str] | None:
+        """None: local processes share the host's process table."""
+        return None
+
     def read_file(self, path: str) -> bytes:
         """Read a workdir file; absolute paths, `..` and links anywhere on the way are
         refused, race-free (safefs)."""
