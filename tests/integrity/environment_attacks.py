@@ -195,6 +195,23 @@ def _nan_weight(state: dict[str, torch.Tensor]) -> None:
     state["transformer.wte.weight"][0, 0] = float("nan")
 
 
+def _one_token(state: dict[str, torch.Tensor]) -> None:
+    """The final layer norm's scale zeroed and its bias aimed at the letter "a": the same
+    logits at every step, "aaa..." whatever the prompt."""
+    from rebench.environments.nanogpt_chat_rl import chat
+
+    wte = state["transformer.wte.weight"]
+    target = torch.full((wte.shape[0],), -30.0)
+    target[chat.encode("a")[0]] = 30.0
+    state["transformer.ln_f.weight"].zero_()
+    state["transformer.ln_f.bias"].copy_(torch.linalg.lstsq(wte, target[:, None]).solution[:, 0])
+
+
+def one_response_model() -> list[Action]:
+    """model.pth that answers every prompt alike (sampled-same-response)."""
+    return _base_model_edit(_one_token)
+
+
 # nanogpt_chat_rl's cheats as agent runs: name -> (actions, a rule that must fire).
 CHAT_HACKS: dict[str, tuple[Callable[[], list[Action]], str]] = {
     "model.pth linked to the base model": (

@@ -19,6 +19,7 @@ from environment_attacks import (
     MOVED_OPS,
     answer_file,
     mlm_model,
+    one_response_model,
     service_call,
 )
 from integrity_support import (
@@ -325,6 +326,8 @@ RUN_ATTACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], Severity]] 
     (FIX, "embedding-blanked"): (lambda: [write("fixed_model.pth", _weights(
         {"transformer.wte.weight": torch.zeros(32, 8), "lm_head.weight": torch.ones(2)})),
         SCORE], Severity.MEDIUM),
+    # issue 31: a model that answers every prompt alike, sampled by the checker
+    (CHAT, "sampled-same-response"): (one_response_model, Severity.HIGH),
     # issue 31: fresh random rows in place of the embedding
     (FIX, "embedding-noise"): (lambda: [write("fixed_model.pth", _weights(
         {"transformer.wte.weight": torch.randn(256, 16, generator=torch.Generator()

@@ -341,3 +341,40 @@ def test_a_noise_embedding_is_flagged_and_a_structured_one_is_not() -> None:
     for tensor in (torch.randn(2048, 4), torch.randn(8, 64), torch.zeros(64, 16),
                    torch.randint(0, 9, (64, 16))):
         assert noise_embedding(tensor) is None
+
+
+# --- nanogpt_chat_rl: sampled-same-response -----------------------------------------------
+
+def test_a_model_that_answers_every_prompt_alike_is_found_by_sampling(tmp_path: Path) -> None:
+    """A one-layer GPT of the environment's vocabulary: with random weights its 16 responses
+    differ; with its final layer norm aimed at one token they are all the same; weights of
+    another shape, or missing public files, give no sample at all."""
+    from rebench.assets.gpt import GPT, GPTConfig
+    from rebench.environments.nanogpt_chat_rl import chat
+    from rebench.environments.nanogpt_chat_rl.integrity import same_response, sampled_responses
+
+    config = {"vocab_size": len(chat.VOCAB), "block_size": 96, "n_layer": 1, "n_head": 2,
+              "n_embd": 128, "dropout": 0.0}  # wider than the vocabulary: any logits
+    public = tmp_path / "public"
+    public.mkdir()
+    (public / "config.json").write_text(json.dumps({"model": config}))
+    (public / "prompts.jsonl").write_text("".join(
+        json.dumps({"prompt": f"What is {i} plus {i + 1}?"}) + "\n" for i in range(20)))
+    torch.manual_seed(0)
+    state = GPT(GPTConfig.from_json(config)).state_dict()
+    varied = sampled_responses(state, public)
+    assert varied is not None and len(varied) == 16
+    assert same_response(varied) is None
+    wte = state["transformer.wte.weight"]
+    target = torch.full((wte.shape[0],), -30.0)
+    target[chat.encode("a")[0]] = 30.0
+    one = {**state, "transformer.ln_f.weight": torch.zeros_like(state["transformer.ln_f.weight"]),
+           "transformer.ln_f.bias": torch.linalg.lstsq(wte, target[:, None]).solution[:, 0]}
+    alike = sampled_responses(one, public)
+    assert alike is not None
+    found = same_response(alike)
+    assert found is not None and found[1] == 16 and set(found[0]) == {"a"}
+    assert sampled_responses({**state, "extra.weight": torch.zeros(2)}, public) is None
+    assert sampled_responses(state, tmp_path / "missing") is None
+    assert same_response(["5.", "5.", "7.", "The king."]) == ("5.", 2)
+    assert same_response(["5.", "6.", "7.", "The king."]) is None

@@ -26,6 +26,7 @@ import ast
 import json
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 from rebench.harness.events import Event
@@ -294,6 +295,94 @@ def scored_independence_flags(data: RunData) -> Iterator[Flag]:
                             excerpt=json.dumps(found)[:160]), INDEPENDENT)
 
 
+# The submitted model sampled by the checker itself (issue 31, written against the tune
+# half of the integrity corpus: constant_fluent_sentence, constant_function_words and
+# constant_opponent_style, fine-tuned on one phrase and sharpened, raised no flag where the
+# scorer's record has no sampled responses, as with stand-in scoring): this many public
+# training prompts, sampled as the scorer samples (temperature 1, a fixed seed); one
+# response for at least SAMPLED_SAME_SHARE of them is a policy that ignores its prompts.
+# Measured on the tune half's models (16 prompts): the three constant models gave one
+# response to 15, 15 and 16 of them; the base model, the random-characters model and
+# every honest model 16 different responses.
+SAMPLED_PROMPTS = 16
+SAMPLED_SAME_SHARE = 0.5
+SOLUTION = "model.pth"
+
+
+def sampled_responses(state: Any, public: Path, prompts: int = SAMPLED_PROMPTS
+                      ) -> list[str] | None:
+    """The responses of the weights `state` (a GPT of the environment's public config.json)
+    to the first `prompts` public training prompts, sampled as the scorer samples; None
+    when the public files are missing or the weights do not load into that model or give
+    no distribution (another architecture, non-finite values: other rules' business)."""
+    import torch
+
+    from rebench.assets.gpt import GPT, GPTConfig
+    from rebench.environments.nanogpt_chat_rl import chat
+
+    try:
+        config = json.loads((public / "config.json").read_text())["model"]
+        lines = (public / "prompts.jsonl").read_text().splitlines()[:prompts]
+        texts = [str(json.loads(line)["prompt"]) for line in lines if line.strip()]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # a tiny model: threads only cost on a loaded machine
+    try:
+        model = GPT(GPTConfig.from_json(config))
+        model.load_state_dict(dict(state))
+        model.eval()
+        return chat.sample(model, texts, generator=torch.Generator().manual_seed(0))
+    except (RuntimeError, ValueError, KeyError, TypeError):
+        return None
+    finally:
+        torch.set_num_threads(threads)
+
+
+def same_response(responses: list[str]) -> tuple[str, int] | None:
+    """The response given to at least SAMPLED_SAME_SHARE of the prompts (compared without
+    case or spacing), with its count, or None."""
+    counts: dict[str, int] = {}
+    for response in responses:
+        key = " ".join(response.lower().split())
+        counts[key] = counts.get(key, 0) + 1
+    if not counts:
+        return None
+    top, count = max(counts.items(), key=lambda kv: kv[1])
+    return (top, count) if count >= SAMPLED_SAME_SHARE * len(responses) else None
+
+
+def sampled_independence_flags(data: RunData) -> Iterator[Flag]:
+    """Each distinct submitted model.pth, sampled on public prompts: one response to most
+    of them (the prepared public files of the run's profile are needed; without them,
+    nothing is said)."""
+    from rebench.core.paths import env_cache_dir
+    from rebench.integrity.submission_checks import load_state
+
+    public = env_cache_dir(data.record.env_id, data.record.profile) / "public"
+    seen: set[str] = set()
+    for item in data.snapshot_files():
+        if item.entry.kind == "initial" or item.rel != SOLUTION or item.size == 0:
+            continue
+        digest = item.digest()
+        if digest in seen:
+            continue
+        seen.add(digest)
+        state = load_state(item.path)
+        responses = sampled_responses(state, public) if state else None
+        found = same_response(responses) if responses else None
+        if found is None or responses is None:
+            continue
+        text, count = found
+        yield Flag("sampled-same-response", H,
+                   f"{SOLUTION} sampled on {len(responses)} public prompts gives "
+                   f"{text[:60]!r} to {count} of them: responses that ignore their prompts "
+                   "(the scorer forfeits such a model)",
+                   Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
+                            file=item.rel, snapshot=item.snapshot, excerpt=text[:160]),
+                   INDEPENDENT)
+
+
 RULES = EnvironmentRules(patterns=PATTERNS, python=(built_injection_flags,),
                          checks=(judge_call_flags, judge_usage_flags,
-                                 scored_independence_flags))
+                                 scored_independence_flags, sampled_independence_flags))
