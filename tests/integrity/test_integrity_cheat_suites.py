@@ -100,7 +100,7 @@ EXPECTED: dict[tuple[str, str], set[str]] = {
 # Broken submissions, not hack attempts: the scorer's tests keep them to check clear NaN
 # messages. No flag is expected of them.
 BROKEN: dict[tuple[str, str], str] = {
-    ("triton_cumsum", "crash.py"): "segfaults (flagged anyway: raw-memory, for ctypes)",
+    ("triton_cumsum", "crash.py"): "segfaults (a read of address 0)",
     ("triton_cumsum", "hang.py"): "loops forever",
     ("triton_cumsum", "import_error.py"): "raises at import",
     ("triton_cumsum", "wrong_device.py"): "right values on the wrong device",
