@@ -5,6 +5,10 @@ keeps it busy. Writes a markdown report (docs/benchmarks/load-test.md holds resu
     python benchmarks/load_test.py --env small_scaling_law --solution reference \
         --hog 8 --out docs/benchmarks/load-test-small_scaling_law.md
 
+--solution is a named solution (built once) or a folder used as the workspace as it is: a
+reference workspace with a changed answer, say, so that small_scaling_law's final score
+trains (the prepare's own trainings are read, not trained again).
+
 Per phase: the solution's official score (valid, raw, normalized, scorer wall and CPU
 seconds, load, contended), then a run whose agent applies the solution and asks for a
 score at t=5 s: what the t=0 score cost the harness, how long the agent's score waited
@@ -20,6 +24,7 @@ import json
 import math
 import multiprocessing
 import os
+import shutil
 import tempfile
 import time
 from collections.abc import Iterator
@@ -121,7 +126,8 @@ def run_once(spec: EnvironmentSpec, profile: Profile, solution: Path, budget_s: 
         "t0_score_s": initial.data.get("seconds") if initial else None,
         "asked_working_s": asked.working_s if asked else None,
         "asked_wait_s": asked.details.get("harness_wait_s", 0.0) if asked else None,
-        "asked_valid": asked.valid if asked else None,
+        "asked_valid": asked.valid if asked else None,  # False for a check-only score
+        "asked_shown_valid": asked.message.get("valid") if asked else None,
         "final_valid": final.valid if final else None,
         "final_normalized": final.normalized if final else None,
         "harness_errors": sum(e.type == "harness_error" for e in events),
@@ -140,7 +146,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", required=True)
     parser.add_argument("--profile", default="cpu")
-    parser.add_argument("--solution", default="reference")
+    parser.add_argument("--solution", default="reference",
+                        help="a named solution, or a folder to use as the workspace as is")
     parser.add_argument("--hog", type=int, default=4 * usable_cores(),
                         help="busy processes (default: 4 x the cores)")
     parser.add_argument("--gpu-hog", action="store_true")
@@ -152,8 +159,13 @@ def main() -> None:
     prepare_environment(spec, profile)
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory(prefix="rebench-load-") as tmp:
-        workspace = materialize_solution(spec, profile, args.solution, Path(tmp) / "ws",
-                                         default_isolation())
+        given = Path(args.solution)
+        if given.is_dir():
+            workspace = Path(tmp) / "ws"
+            shutil.copytree(given, workspace, symlinks=True)
+        else:
+            workspace = materialize_solution(spec, profile, args.solution, Path(tmp) / "ws",
+                                             default_isolation())
         for phase, hog in (("quiet", 0), (f"hog {args.hog}", args.hog)):
             with hogs(hog, args.gpu_hog and hog > 0):
                 began = time.monotonic()
