@@ -23,18 +23,19 @@ demo: setup
 	$(BIN)/rebench report --out runs/report
 
 # Default suite: everything but GPU tests (skipped without CUDA), in two passes that
-# together collect every test: first all but the `timing` ones, then the `timing` tests (a
-# timing environment's: they compare wall-clock times) alone on the cores. Both passes run;
-# the target fails if either does. TEST_WORKERS=N runs the first pass on N pytest-xdist
-# workers (`--dist loadgroup`: each environment's tests go to one worker, which prepares it
-# once; the workers share one cache, and a prepare is locked across processes:
-# tests/conftest.py). The default is 0 (no xdist): on 2 cores two workers oversubscribe the
-# CPU (each environment's training uses both cores), and the full suite under -n 2 went no
-# faster than serially (docs/benchmarks/test-suite.md). TEST_JUNIT=DIR writes DIR/parallel.xml and
-# DIR/timing.xml (benchmarks/suite_times.py reads both). Both passes share one cache of
-# prepared environments and built solutions ($REBENCH_TEST_CACHE, a temporary folder
-# removed at the end): the timing pass reuses what the first pass prepared.
-TEST_WORKERS ?= 0
+# together collect every test: first all but the `timing` ones, on TEST_WORKERS
+# pytest-xdist workers (`--dist loadgroup`: each environment's tests go to one worker, which
+# prepares it once; the workers share one cache, and a prepare is locked across processes:
+# tests/conftest.py), then the `timing` tests (a timing environment's: they compare
+# wall-clock times) alone on the cores. Both passes run; the target fails if either does.
+# The default is 2 workers: with OpenMP's passive waits (decision 0016) two workers' torch
+# trainings share 2 cores without the spin-wait slowdown that made -n 2 no faster before
+# (docs/benchmarks/test-suite.md); TEST_WORKERS=0 runs the first pass in one process.
+# TEST_JUNIT=DIR writes DIR/parallel.xml and DIR/timing.xml (benchmarks/suite_times.py
+# reads both). Both passes share one cache of prepared environments and built solutions
+# ($REBENCH_TEST_CACHE, a temporary folder removed at the end): the timing pass reuses what
+# the first pass prepared.
+TEST_WORKERS ?= 2
 TEST_JUNIT ?=
 junit = $(if $(TEST_JUNIT),--junitxml=$(TEST_JUNIT)/$(1).xml)
 test: setup
@@ -47,11 +48,15 @@ test: setup
 
 # The edit loop: no slow test, no environment prepare but the instant ones (a test that
 # needs one is skipped, saying which), and none of the suites that score real submissions
-# of an environment (goldens, cheats, degenerate policies, timing). Not what gates a
-# merge: `make test` is.
+# of an environment (goldens, cheats, degenerate policies, timing); the same two passes as
+# `make test`. Not what gates a merge: `make test` is.
 FAST_IGNORE := $(foreach f,test_degenerate_policies.py test_golden_all_environments.py triton_cumsum/test_triton_cumsum_cheats.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py   triton_cumsum/cheats,--ignore=tests/environments/$(f))
 test-fast: setup
-	REBENCH_TEST_TIER=fast $(BIN)/python -m pytest -q -m "not slow" $(FAST_IGNORE) --durations=10
+	rc=0; export REBENCH_TEST_TIER=fast; \
+	$(BIN)/python -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -m "not slow and not timing" \
+	  $(FAST_IGNORE) --durations=10 || rc=$$?; \
+	$(BIN)/python -m pytest -q -m "not slow and timing" $(FAST_IGNORE) --durations=10 || rc=$$?; \
+	exit $$rc
 
 check: setup
 	$(BIN)/ruff check src tests benchmarks

@@ -27,7 +27,10 @@ def timing_environments() -> set[str]:
 
 def is_timing(item: pytest.Item, timing_envs: set[str]) -> bool:
     """A test of a timing environment (in its folder under tests/environments, or a
-    generic test there run with it as env_id), or one of TIMING_FILES."""
+    generic test there run with it as env_id), or one of TIMING_FILES; not one marked
+    `untimed` (it compares no time: a leak scan, a cheat that must come out invalid)."""
+    if item.get_closest_marker("untimed") is not None:
+        return False
     path = Path(str(item.path)).resolve()
     if path in TIMING_FILES:
         return True

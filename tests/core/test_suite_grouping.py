@@ -1,11 +1,11 @@
 """How tests/conftest.py splits `make test`: each environment's tests are one unit of work
 for pytest-xdist (found from node ids alone), and a timing environment's tests are marked
-`timing` (run after the others, alone)."""
+`timing` (run after the others, alone) unless marked `untimed`."""
 
 from __future__ import annotations
 
 import pytest
-from suite_split import environment_of_nodeid, timing_environments
+from suite_split import ENVIRONMENT_TESTS, environment_of_nodeid, is_timing, timing_environments
 
 ENVS = ("triton_cumsum", "small_scaling_law", "fix_embedding")
 
@@ -29,3 +29,30 @@ def test_environment_of_nodeid(nodeid: str, env_id: str | None) -> None:
 
 def test_the_timing_environments_are_the_calibrated_ones() -> None:
     assert timing_environments() == {"triton_cumsum", "optimize_llm_foundry"}
+
+
+class _Item:
+    """What is_timing reads of a pytest item: its path, markers and parameters."""
+
+    def __init__(self, path: str, markers: tuple[str, ...] = (),
+                 params: dict[str, str] | None = None) -> None:
+        self.path = ENVIRONMENT_TESTS / path
+        self.markers = markers
+        if params is not None:
+            self.callspec = type("CallSpec", (), {"params": params})()
+
+    def get_closest_marker(self, name: str) -> object | None:
+        return name if name in self.markers else None
+
+
+@pytest.mark.parametrize(("item", "timed"), [
+    (_Item("triton_cumsum/test_triton_cumsum_cheats.py"), True),
+    (_Item("optimize_llm_foundry/test_foundry_cheats.py", ("untimed",)), False),
+    (_Item("fix_embedding/test_fix_embedding_golden.py"), False),
+    (_Item("test_golden_all_environments.py", params={"env_id": "triton_cumsum"}), True),
+    (_Item("test_degenerate_policies.py", ("untimed",), {"env_id": "triton_cumsum"}), False),
+    (_Item("test_golden_all_environments.py", params={"env_id": "fix_embedding"}), False),
+])
+def test_a_timing_environments_test_is_timing_unless_marked_untimed(
+        item: _Item, timed: bool) -> None:
+    assert is_timing(item, {"triton_cumsum", "optimize_llm_foundry"}) is timed  # type: ignore[arg-type]

@@ -56,6 +56,10 @@ def _cases() -> Iterator[object]:
                     if profile != "cpu":
                         continue  # the gpu ones run on a GPU machine (benchmarks/)
                     marks = [pytest.mark.slow] if policy.slow else []
+                    if policy.expect is not Expect.AT_MOST_START:
+                        # compares no time (the first pass of `make test` runs it, also
+                        # for a timing environment: tests/suite_split.py)
+                        marks.append(pytest.mark.untimed)
                     yield pytest.param(env_id, policy, id=f"{env_id}-{policy.name}",
                                        marks=marks)
 
@@ -82,10 +86,12 @@ def _check_declarations(missing: list[str], no_probe: list[str]) -> None:
     assert not undeclared, f"reasons not in the feedback schema: {undeclared}"
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def prepared() -> dict[str, Path]:
-    """Assets per environment, prepared once for this module (idempotent: the other tests
-    of the session that prepared the same environment are reused)."""
+    """Assets per environment, prepared once per session (idempotent: the other tests of
+    the session that prepared the same environment are reused). Session-scoped: under
+    pytest-xdist this module's items run in their environments' units of work, between
+    other modules' tests."""
     return {}
 
 

@@ -25,6 +25,11 @@ from rebench.harness.workspace import materialize_solution
 from rebench.sandbox import Isolation
 from rebench.scoring.context import ScoringContext
 
+# These compare no wall-clock time (each cheat must come out invalid, the cache probe
+# valid): they run in the first pass of `make test`, beside the others, though
+# optimize_llm_foundry is a timing environment (tests/suite_split.py).
+pytestmark = pytest.mark.untimed
+
 # The reason code the agent is told, per cheat (environment.FEEDBACK), and a fragment of
 # what the scorer keeps private about it (details), where the code alone is ambiguous.
 EXPECTED: dict[str, tuple[str, str]] = {

@@ -21,6 +21,11 @@ from rebench.core.paths import env_cache_dir
 from rebench.core.score import ScoreResult
 from rebench.environments.optimize_llm_foundry.environment import FEEDBACK
 
+# These compare no wall-clock time (what the message shows; a time is only bounded from
+# below, by a sleep): they run in the first pass of `make test`, beside the others, though
+# optimize_llm_foundry is a timing environment (tests/suite_split.py).
+pytestmark = pytest.mark.untimed
+
 
 def _heldout_byte(cpu_env: CpuEnv) -> int:
     """The byte the probes read: the 10th from the end of the first held-out row."""
