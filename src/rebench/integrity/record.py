@@ -139,6 +139,18 @@ class RunData:
                 seen.add(text)
                 yield item, text
 
+    def distinct_submissions(self, rel: str) -> Iterator[SnapshotFile]:
+        """Each distinct non-empty content of the file `rel` in the agent's snapshots (the
+        initial one left out), as the first snapshot file that holds it."""
+        seen: set[str] = set()
+        for item in self.snapshot_files():
+            if item.entry.kind == "initial" or item.rel != rel or item.size == 0:
+                continue
+            digest = item.digest()
+            if digest not in seen:
+                seen.add(digest)
+                yield item
+
     def baseline(self, rel: str) -> frozenset[str]:
         text = self.starting_texts.get(rel.lstrip("./"), "")
         return frozenset(line.strip() for line in text.splitlines() if line.strip())

@@ -83,14 +83,7 @@ def noise_embedding(wte: object) -> str | None:
 
 
 def blank_embedding_flags(data: RunData) -> Iterator[Flag]:
-    seen: set[str] = set()
-    for item in data.snapshot_files():
-        if item.entry.kind == "initial" or item.rel != SOLUTION or item.size == 0:
-            continue
-        digest = item.digest()
-        if digest in seen:
-            continue
-        seen.add(digest)
+    for item in data.distinct_submissions(SOLUTION):
         state = load_state(item.path)
         wte = state.get(EMBEDDING) if state else None
         evidence = (item.entry.working_s, item.entry.wall_time, item.rel, item.snapshot)

@@ -360,14 +360,7 @@ def sampled_independence_flags(data: RunData) -> Iterator[Flag]:
     from rebench.integrity.submission_checks import load_state
 
     public = env_cache_dir(data.record.env_id, data.record.profile) / "public"
-    seen: set[str] = set()
-    for item in data.snapshot_files():
-        if item.entry.kind == "initial" or item.rel != SOLUTION or item.size == 0:
-            continue
-        digest = item.digest()
-        if digest in seen:
-            continue
-        seen.add(digest)
+    for item in data.distinct_submissions(SOLUTION):
         state = load_state(item.path)
         responses = sampled_responses(state, public) if state else None
         found = same_response(responses) if responses else None
