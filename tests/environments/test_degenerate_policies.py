@@ -53,15 +53,18 @@ def _cases() -> Iterator[object]:
             module = _declarations(env_id)
             for policy in getattr(module, "POLICIES", ()):
                 for profile in policy.profiles:
-                    if profile != "cpu":
+                    if profile == "gpu":
                         continue  # the gpu ones run on a GPU machine (benchmarks/)
                     marks = [pytest.mark.slow] if policy.slow else []
                     if policy.expect is not Expect.AT_MOST_START:
                         # compares no time (the first pass of `make test` runs it, also
                         # for a timing environment: tests/suite_split.py)
                         marks.append(pytest.mark.untimed)
-                    yield pytest.param(env_id, policy, id=f"{env_id}-{policy.name}",
-                                       marks=marks)
+                    # cpu, or a small `test` profile where the policy's outcome does not
+                    # depend on the cpu profile's size (issue 28)
+                    suffix = "" if profile == "cpu" else f"@{profile}"
+                    yield pytest.param(env_id, policy, profile,
+                                       id=f"{env_id}-{policy.name}{suffix}", marks=marks)
 
 
 def test_every_environment_declares_degenerate_policies() -> None:
@@ -95,16 +98,17 @@ def prepared() -> dict[str, Path]:
     return {}
 
 
-def _score(env_id: str, policy: Degenerate, prepared: dict[str, Path],
+def _score(env_id: str, policy: Degenerate, profile_name: str, prepared: dict[str, Path],
            tmp_path: Path) -> ScoreResult:
     spec = load_spec(env_id)
-    profile = spec.profile("cpu")
-    if env_id not in prepared:
-        prepared[env_id] = prepare_environment(spec, profile)
+    profile = spec.profile(profile_name)
+    key = f"{env_id}/{profile_name}"
+    if key not in prepared:
+        prepared[key] = prepare_environment(spec, profile)
     workspace, scratch = tmp_path / "workspace", tmp_path / "scratch"
     scratch.mkdir()
     shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
-    ctx = PolicyContext(spec=spec, profile=profile, public_dir=prepared[env_id] / "public",
+    ctx = PolicyContext(spec=spec, profile=profile, public_dir=prepared[key] / "public",
                         workspace=workspace, scratch=scratch)
     policy.make(ctx)
     if policy.verify is not None:
@@ -114,7 +118,7 @@ def _score(env_id: str, policy: Degenerate, prepared: dict[str, Path],
     return official_score(spec, profile, snapshot, default_isolation())
 
 
-_START_HERE: dict[str, list[float]] = {}
+_START_HERE: dict[tuple[str, str], list[float]] = {}
 
 
 def _best(raws: list[float], env_id: str) -> float:
@@ -122,42 +126,44 @@ def _best(raws: list[float], env_id: str) -> float:
     return min(raws) if load_spec(env_id).direction is Direction.LOWER else max(raws)
 
 
-def _is_timed(env_id: str) -> bool:
-    return load_spec(env_id).profile("cpu").calibration_sd_limit is not None
+def _is_timed(env_id: str, profile_name: str) -> bool:
+    return load_spec(env_id).profile(profile_name).calibration_sd_limit is not None
 
 
-def _measure_start(env_id: str, tmp_path: Path) -> None:
+def _measure_start(env_id: str, profile_name: str, tmp_path: Path) -> None:
     spec = load_spec(env_id)
-    profile = spec.profile("cpu")
-    folder = tmp_path / f"start{len(_START_HERE.setdefault(env_id, []))}"
+    profile = spec.profile(profile_name)
+    folder = tmp_path / f"start{len(_START_HERE.setdefault((env_id, profile_name), []))}"
     workspace = materialize_solution(spec, profile, "starting", folder, default_isolation())
     start = score_folder(spec, profile, workspace, default_isolation())
     assert start.valid, start.details
-    _START_HERE[env_id].append(start.raw)
+    _START_HERE[env_id, profile_name].append(start.raw)
 
 
-def _anchors_here(env_id: str, env_bench: EnvBench) -> Anchors:
+def _anchors_here(env_id: str, profile_name: str, env_bench: EnvBench) -> Anchors:
     """The anchors in force, with a timing environment's start measured on this machine
     (best of the measurements so far: first the session's anchor scorings, which the
     golden test shares, tests/env_bench.py): a policy is compared with the start as this
     machine runs it, not with a start measured on a faster or slower day."""
     spec = load_spec(env_id)
-    anchors = resolve_anchors(spec, spec.profile("cpu"))
-    if not _is_timed(env_id):
+    anchors = resolve_anchors(spec, spec.profile(profile_name))
+    if not _is_timed(env_id, profile_name):
         return anchors
-    if not _START_HERE.get(env_id):
+    starts_here = _START_HERE.setdefault((env_id, profile_name), [])
+    if not starts_here:
+        assert profile_name == "cpu", "a timing environment's policies are timed on cpu"
         starts = env_bench.anchor_results(env_id)[0]
-        _START_HERE[env_id] = [r.raw for r in starts if r.valid]
-        assert _START_HERE[env_id], [r.details for r in starts]
-    return dataclasses.replace(anchors, starting_raw=_best(_START_HERE[env_id], env_id))
+        starts_here += [r.raw for r in starts if r.valid]
+        assert starts_here, [r.details for r in starts]
+    return dataclasses.replace(anchors, starting_raw=_best(starts_here, env_id))
 
 
-@pytest.mark.parametrize(("env_id", "policy"), list(_cases()))
-def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate,
+@pytest.mark.parametrize(("env_id", "policy", "profile_name"), list(_cases()))
+def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profile_name: str,
                                          prepared: dict[str, Path], tmp_path: Path,
                                          env_bench: EnvBench) -> None:
     spec = load_spec(env_id)
-    result = _score(env_id, policy, prepared, tmp_path)
+    result = _score(env_id, policy, profile_name, prepared, tmp_path)
     shown = result.message
     # Whatever the outcome, the agent sees only a rendering of the declared schema.
     assert spec.feedback.conforms(shown), shown
@@ -167,15 +173,15 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate,
         assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
     elif policy.expect is Expect.AT_MOST_START and result.valid:
         tolerance = getattr(_declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
-        anchors = _anchors_here(env_id, env_bench)
+        anchors = _anchors_here(env_id, profile_name, env_bench)
         score = normalize(result.raw, anchors, spec.direction)
-        if _is_timed(env_id) and not score <= tolerance:
+        if _is_timed(env_id, profile_name) and not score <= tolerance:
             # A timing looks better than the start: time both once more, best of each (a
             # 2-core CI machine runs the same pipeline 16-20 s apart from run to run).
             (tmp_path / "again").mkdir()
-            again = _score(env_id, policy, prepared, tmp_path / "again")
-            _measure_start(env_id, tmp_path)
-            anchors = _anchors_here(env_id, env_bench)
+            again = _score(env_id, policy, profile_name, prepared, tmp_path / "again")
+            _measure_start(env_id, profile_name, tmp_path)
+            anchors = _anchors_here(env_id, profile_name, env_bench)
             raws = [result.raw] + ([again.raw] if again.valid else [])
             score = normalize(_best(raws, env_id), anchors, spec.direction)
         assert math.isfinite(score) and score <= tolerance, (

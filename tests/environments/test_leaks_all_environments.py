@@ -6,8 +6,10 @@ read host paths from mountinfo. It must find nothing but the environment's own c
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -258,7 +260,23 @@ def agent_sandbox_scan(tmp_path_factory: pytest.TempPathFactory) -> dict[str, An
     """The full scan: every readable file of the agent's run sandbox (a minute of CPU).
     Session-scoped: under pytest-xdist each environment's item of this module runs in
     that environment's unit of work, between other modules' tests, and a module-scoped
-    scan was made again for every environment (7 scans of 55-98 s on 2 cores)."""
+    scan was made again for every environment (7 scans of 55-98 s on 2 cores); the
+    workers of one run share one scan."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        return _scan_agent_sandbox(tmp_path_factory)
+    # Under pytest-xdist the workers of one run share one scan: the first makes it, the
+    # others wait on the lock and read it (the same machine, sandbox and files).
+    shared = tmp_path_factory.getbasetemp().parent / "agent-sandbox-scan.json"
+    with open(shared.with_suffix(".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not shared.is_file():
+            tmp = shared.with_suffix(".tmp")
+            tmp.write_text(json.dumps(_scan_agent_sandbox(tmp_path_factory)))
+            tmp.replace(shared)
+        return dict(json.loads(shared.read_text()))
+
+
+def _scan_agent_sandbox(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     workdir = tmp_path_factory.mktemp("grep") / "ws"
     workdir.mkdir()
     box = make_sandbox(Isolation.BWRAP, SandboxConfig(
