@@ -35,6 +35,7 @@ def measure(env_id: str, profile_name: str) -> str:
     start = time.monotonic()
     prepare_environment(spec, profile)
     prep_s = time.monotonic() - start
+    _said(env_id, "prepare", prep_s)
     cells = [f"{prep_s:.0f}"]
     for name in ("starting", "reference"):
         with tempfile.TemporaryDirectory(prefix=f"rebench-cost-{name}-") as tmp:
@@ -42,13 +43,21 @@ def measure(env_id: str, profile_name: str) -> str:
             # rebuild: a build is measured even where the cache keeps one (harness/built.py)
             ws = materialize_solution(spec, profile, name, Path(tmp) / "ws", iso, True)
             build_s = time.monotonic() - start
+            _said(env_id, f"{name} build", build_s)
             start = time.monotonic()
             result = score_folder(spec, profile, ws, iso)
             score_s = time.monotonic() - start
+            _said(env_id, f"{name} scoring (raw {result.raw})", score_s)
         valid = "" if result.valid else " (invalid)"
         cells += [f"{build_s:.0f}", f"{score_s:.0f}{valid}"]
     load = max(load, os.getloadavg()[0])
     return f"| {env_id} | " + " | ".join(cells) + f" | {load:.1f} |"
+
+
+def _said(env_id: str, step: str, seconds: float) -> None:
+    """A step's time as soon as it is known (a run cut short keeps what it measured)."""
+    print(f"{env_id}: {step} {seconds:.1f} s (load {os.getloadavg()[0]:.1f})",
+          file=sys.stderr, flush=True)
 
 
 def main() -> None:
@@ -62,7 +71,7 @@ def main() -> None:
     os.environ["REBENCH_CACHE"] = str(args.cache or Path(fresh.name))  # type: ignore[union-attr]
     from rebench.core.discovery import environment_ids
 
-    print(f"{args.profile} profile, {os.cpu_count()} cores, seconds (wall); "
+    print(f"{args.profile} profile, {len(os.sched_getaffinity(0))} cores, seconds (wall); "
           "a build includes copying the workspace")
     print("| environment | prepare | start build | start scoring | reference build | "
           "reference scoring | max load |")
