@@ -26,8 +26,9 @@ from rebench.harness.records import RunMark as RunMarkChoices
 if TYPE_CHECKING:
     from rebench.agents.base import Agent
     from rebench.core.spec import EnvironmentSpec
-    from rebench.harness.records import RunCost, RunUsage
+    from rebench.harness.records import RunUsage
     from rebench.harness.run import Run
+    from rebench.harness.run_values import RunCost
 
 
 def register_run_commands(group: click.Group) -> None:

@@ -20,12 +20,7 @@ from rebench.analysis.sources import from_run_dirs
 from rebench.core.normalize import Anchors, AnchorSource
 from rebench.core.spec import Aggregation, Direction
 from rebench.harness.records import (
-    BatchLanding,
-    InspectLink,
     Outcome,
-    RecordError,
-    RunCost,
-    RunExtra,
     RunRecord,
     RunStatus,
     ScoreEntry,
@@ -34,6 +29,7 @@ from rebench.harness.records import (
 )
 from rebench.harness.resume import verify_run
 from rebench.harness.run import open_run
+from rebench.harness.run_values import BatchLanding, InspectLink, RecordError, RunCost, RunExtra
 from rebench.harness.score_log import read_log
 from rebench.sandbox import Isolation
 from rebench.scoring import ScoreKind

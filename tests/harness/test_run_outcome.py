@@ -16,7 +16,6 @@ from rebench.harness.driver import execute_run
 from rebench.harness.events import read_events
 from rebench.harness.records import (
     Outcome,
-    RunExtra,
     RunRecord,
     RunStatus,
     ScoreEntry,
@@ -24,6 +23,7 @@ from rebench.harness.records import (
     valid_rate,
 )
 from rebench.harness.run import create_run
+from rebench.harness.run_values import RunExtra
 from rebench.sandbox import Isolation
 
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from rebench.agents.base import UnknownAgentError
 from rebench.core.errors import RunError
-from rebench.harness.records import InspectLink
+from rebench.harness.run_values import InspectLink
 from rebench.harness.session import Session
 
 if TYPE_CHECKING:

@@ -39,7 +39,7 @@ from rebench.harness.records import (
     ScoreEntry,
     load_mark,
 )
-from rebench.harness.records import RunCost as RecordCost
+from rebench.harness.run_values import RunCost as RecordCost
 from rebench.harness.score_log import read_log
 
 CSV_REQUIRED = ("env", "agent", "run_id", "time_limit_s", "working_s", "normalized")

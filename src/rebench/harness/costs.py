@@ -22,8 +22,8 @@ from typing import Any
 from rebench.core.errors import RebenchError
 from rebench.core.paths import prices_file
 from rebench.harness.events import EventLog
-from rebench.harness.records import RunCost
 from rebench.harness.run import Run
+from rebench.harness.run_values import RunCost
 
 __all__ = ["PriceTableError", "RunCost", "load_prices", "record_cost", "run_cost",
            "token_counts"]

@@ -7,10 +7,18 @@ import json
 import math
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
-from rebench.core.normalize import Anchors, AnchorSource
+from rebench.core.normalize import Anchors
 from rebench.core.spec import Aggregation, Direction
+from rebench.harness.run_values import (
+    RecordError,
+    RunCost,
+    RunExtra,
+    anchors_from_json,
+    json_member,
+    json_object,
+)
 from rebench.sandbox import Isolation
 from rebench.scoring.contract import ScoreKind
 
@@ -49,8 +57,6 @@ class RunMark(enum.Enum):
     ABORTED = "aborted"
     HACKED = "hacked"
 
-
-_E = TypeVar("_E", bound=enum.Enum)
 
 # The operator's mark lives beside run.json, not in it: the harness rewrites run.json from
 # its own copy of the record, and would drop a mark set while the run is going on.
@@ -148,229 +154,6 @@ def _number(value: object) -> float:
     return float(value) if isinstance(value, int | float) and math.isfinite(value) else 0.0
 
 
-class RecordError(ValueError):
-    """A run.json whose fields do not read as a run record: one missing, of the wrong type,
-    or a value this version does not know. Names the field."""
-
-
-def _object(where: str, value: object) -> dict[str, Any]:
-    if not isinstance(value, dict):
-        raise RecordError(f"{where}: expected a JSON object, not {type(value).__name__}")
-    return value
-
-
-def _text(where: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise RecordError(f"{where}: expected a string, not {type(value).__name__}")
-    return value
-
-
-def _whole(where: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise RecordError(f"{where}: expected an integer, not {type(value).__name__}")
-    return value
-
-
-def _real(where: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise RecordError(f"{where}: expected a number, not {type(value).__name__}")
-    return float(value)
-
-
-def _flag(where: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise RecordError(f"{where}: expected true or false, not {type(value).__name__}")
-    return value
-
-
-def _member(where: str, enum_type: type[_E], value: object) -> _E:
-    try:
-        return enum_type(value)
-    except ValueError:
-        allowed = ", ".join(str(m.value) for m in enum_type)
-        raise RecordError(f"{where}: {value!r} is not one of {allowed}") from None
-
-
-def _keys(where: str, data: dict[str, Any], known: tuple[str, ...]) -> None:
-    unknown = sorted(data.keys() - set(known))
-    if unknown:
-        raise RecordError(f"{where}: unknown fields {unknown} (a record of a newer rebench?)")
-
-
-def anchors_from_json(where: str, value: object) -> Anchors:
-    """The record's `anchors` (core.normalize.Anchors.to_json), every field checked."""
-    data = _object(where, value)
-    _keys(where, data, ("starting_raw", "reference_raw", "source", "hardware"))
-    try:
-        return Anchors(_real(f"{where}.starting_raw", data["starting_raw"]),
-                       _real(f"{where}.reference_raw", data["reference_raw"]),
-                       _member(f"{where}.source", AnchorSource, data["source"]),
-                       _text(f"{where}.hardware", data["hardware"]))
-    except KeyError as exc:
-        raise RecordError(f"{where}: missing field {exc}") from None
-
-
-@dataclass(frozen=True)
-class RunCost:
-    """What a run's model calls cost (harness/costs.py): tokens per model (Inspect's
-    ModelUsage fields), and dollars where every model used has a price; `unpriced` names
-    the models the price table lacks, `prices_from` the table, `error` why it could not
-    be used."""
-
-    tokens: dict[str, dict[str, int]]
-    dollars: float | None
-    unpriced: tuple[str, ...]
-    prices_from: str
-    error: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {"tokens": self.tokens, "dollars": self.dollars,
-                "unpriced": list(self.unpriced), "prices_from": self.prices_from,
-                "error": self.error}
-
-    @classmethod
-    def from_json(cls, value: object, where: str = "cost") -> RunCost:
-        data = _object(where, value)
-        _keys(where, data, ("tokens", "dollars", "unpriced", "prices_from", "error"))
-        tokens = {
-            _text(f"{where}.tokens", model): {
-                _text(f"{where}.tokens.{model}", name): _whole(f"{where}.tokens.{model}.{name}", n)
-                for name, n in _object(f"{where}.tokens.{model}", counts).items()}
-            for model, counts in _object(f"{where}.tokens", data.get("tokens", {})).items()}
-        dollars = data.get("dollars")
-        unpriced = data.get("unpriced", [])
-        if not isinstance(unpriced, list):
-            raise RecordError(f"{where}.unpriced: expected a list, not {type(unpriced).__name__}")
-        return cls(tokens, None if dollars is None else _real(f"{where}.dollars", dollars),
-                   tuple(_text(f"{where}.unpriced[]", m) for m in unpriced),
-                   _text(f"{where}.prices_from", data.get("prices_from", "")),
-                   _text(f"{where}.error", data.get("error", "")))
-
-
-# The fields of an Inspect sample's context (inspect_ext.lifecycle.inspect_context): all of
-# them are written, None where Inspect has none.
-INSPECT_SAMPLE_FIELDS = ("task", "model", "eval_id", "run_id", "sample_uuid", "epoch",
-                         "log_location")
-_INSPECT_FIELDS = (*INSPECT_SAMPLE_FIELDS, "status")
-
-
-@dataclass(frozen=True)
-class InspectLink:
-    """Where the run's Inspect eval is (`extra.inspect`). An Inspect sample's run records the
-    sample's context (INSPECT_SAMPLE_FIELDS; empty outside a sample); a CLI run of an
-    `inspect:` agent records the eval it started (model, status, log_location, eval_id).
-    `written`: the fields its JSON has, in order (None where not given: those that are not
-    None), so a record reads back to the JSON it was read from."""
-
-    task: str | None = None
-    model: str | None = None
-    eval_id: str | None = None
-    run_id: str | None = None
-    sample_uuid: str | None = None
-    epoch: int | None = None
-    log_location: str | None = None
-    status: str | None = None
-    written: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
-
-    def __post_init__(self) -> None:
-        if self.written is None:
-            names = tuple(n for n in _INSPECT_FIELDS if getattr(self, n) is not None)
-            object.__setattr__(self, "written", names)
-        elif unknown := set(self.written) - set(_INSPECT_FIELDS):
-            raise RecordError(f"extra.inspect: unknown fields {sorted(unknown)}")
-
-    def to_json(self) -> dict[str, Any]:
-        return {name: getattr(self, name) for name in self.written or ()}
-
-    @classmethod
-    def from_json(cls, value: object, where: str = "extra.inspect") -> InspectLink:
-        data = _object(where, value)
-        _keys(where, data, _INSPECT_FIELDS)
-        fields: dict[str, Any] = {}
-        for name, item in data.items():
-            if item is not None:
-                item = (_whole if name == "epoch" else _text)(f"{where}.{name}", item)
-            fields[name] = item
-        return cls(**fields, written=tuple(data))
-
-
-@dataclass(frozen=True)
-class BatchLanding:
-    """How a run of a Ray batch landed (`extra.batch`, scale.driver): the batch and its
-    attempt, how many tries it took (the lost ones, one line each), whether the run was
-    resumed, the node it finished on, and the workspace bytes left out of its archive."""
-
-    batch_id: str
-    attempt: int
-    tries: int
-    lost_tries: tuple[str, ...]
-    resumed: bool
-    node_ip: str
-    node_id: str
-    hostname: str
-    workspace_omitted_bytes: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["lost_tries"] = list(self.lost_tries)
-        return data
-
-    @classmethod
-    def from_json(cls, value: object, where: str = "extra.batch") -> BatchLanding:
-        data = _object(where, value)
-        _keys(where, data, tuple(cls.__dataclass_fields__))
-        try:
-            lost = data["lost_tries"]
-            if not isinstance(lost, list):
-                raise RecordError(f"{where}.lost_tries: expected a list")
-            return cls(_text(f"{where}.batch_id", data["batch_id"]),
-                       _whole(f"{where}.attempt", data["attempt"]),
-                       _whole(f"{where}.tries", data["tries"]),
-                       tuple(_text(f"{where}.lost_tries[]", line) for line in lost),
-                       _flag(f"{where}.resumed", data["resumed"]),
-                       _text(f"{where}.node_ip", data["node_ip"]),
-                       _text(f"{where}.node_id", data["node_id"]),
-                       _text(f"{where}.hostname", data["hostname"]),
-                       _whole(f"{where}.workspace_omitted_bytes",
-                              data.get("workspace_omitted_bytes", 0)))
-        except KeyError as exc:
-            raise RecordError(f"{where}: missing field {exc}") from None
-
-
-@dataclass
-class RunExtra:
-    """What a run's front end adds to its record (`extra` in run.json), each absent until
-    set: `agent_traceback`, the end of the agent's traceback where its turn raised;
-    `crashed`, why an Inspect sample ended without reaching its scorer; `inspect`, its
-    Inspect eval (InspectLink); `batch`, how it landed from a Ray batch (BatchLanding)."""
-
-    agent_traceback: str | None = None
-    crashed: str | None = None
-    inspect: InspectLink | None = None
-    batch: BatchLanding | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        for name in ("inspect", "batch", "agent_traceback", "crashed"):
-            value = getattr(self, name)
-            if value is not None:
-                data[name] = value if isinstance(value, str) else value.to_json()
-        return data
-
-    @classmethod
-    def from_json(cls, value: object, where: str = "extra") -> RunExtra:
-        data = _object(where, value)
-        _keys(where, data, ("inspect", "batch", "agent_traceback", "crashed"))
-        inspect, batch = data.get("inspect"), data.get("batch")
-        traceback, crashed = data.get("agent_traceback"), data.get("crashed")
-        return cls(
-            agent_traceback=None if traceback is None else _text(f"{where}.agent_traceback",
-                                                                 traceback),
-            crashed=None if crashed is None else _text(f"{where}.crashed", crashed),
-            inspect=None if inspect is None else InspectLink.from_json(inspect),
-            batch=None if batch is None else BatchLanding.from_json(batch))
-
-
 @dataclass
 class RunRecord:
     """The contents of runs/<run_id>/run.json."""
@@ -433,17 +216,18 @@ class RunRecord:
         """The record in `value` (run.json); RecordError, naming the field, when a field is
         missing, of the wrong type or of a value this version does not know. Fields this
         version does not know are left out, as they always were."""
-        data = dict(_object("run.json", value))
+        data = dict(json_object("run.json", value))
         try:
             data["anchors"] = anchors_from_json("anchors", data["anchors"])
-            data["isolation"] = _member("isolation", Isolation, data["isolation"])
+            data["isolation"] = json_member("isolation", Isolation, data["isolation"])
         except KeyError as exc:
             raise RecordError(f"run.json: missing field {exc}") from None
-        data["status"] = _member("status", RunStatus, data.get("status", "created"))
-        data["aggregation"] = _member("aggregation", Aggregation, data.get("aggregation", "best"))
-        data["direction"] = _member("direction", Direction,
-                                    data.get("direction", Direction.LOWER.value))
-        data["outcome"] = _member("outcome", Outcome, data["outcome"]) if data.get(
+        data["status"] = json_member("status", RunStatus, data.get("status", "created"))
+        data["aggregation"] = json_member("aggregation", Aggregation,
+                                          data.get("aggregation", "best"))
+        data["direction"] = json_member("direction", Direction,
+                                        data.get("direction", Direction.LOWER.value))
+        data["outcome"] = json_member("outcome", Outcome, data["outcome"]) if data.get(
             "outcome") else None
         usage = data.get("usage")
         data["usage"] = RunUsage.from_json(usage) if isinstance(usage, dict) else None

@@ -19,8 +19,9 @@ from pydantic import BaseModel
 from rebench.core.errors import RebenchError
 from rebench.harness.costs import record_cost
 from rebench.harness.lifecycle import RunLifecycle, finish_run
-from rebench.harness.records import INSPECT_SAMPLE_FIELDS, InspectLink, RunStatus
+from rebench.harness.records import RunStatus
 from rebench.harness.run import Run, create_run
+from rebench.harness.run_values import INSPECT_SAMPLE_FIELDS, InspectLink
 from rebench.harness.session import Session
 from rebench.sandbox import Isolation
 from rebench.sandbox import resolve_isolation as resolve

@@ -21,8 +21,9 @@ from rebench.core.calibration import load_entries
 from rebench.core.paths import calibration_file
 from rebench.harness import index
 from rebench.harness.events import read_events
-from rebench.harness.records import BatchLanding, RunStatus
+from rebench.harness.records import RunStatus
 from rebench.harness.resume import verify_run
+from rebench.harness.run_values import BatchLanding
 from rebench.harness.score_log import master_key
 from rebench.scale.attempt import (
     DEFAULT_WORKSPACE_CAP_BYTES,
