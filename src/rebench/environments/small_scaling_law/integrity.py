@@ -167,10 +167,12 @@ def _documented_answer(profile: str) -> tuple[int, float] | None:
 
 def unmeasured_answer_flags(data: RunData) -> Iterator[Flag]:
     """Answers other than the starting one written after fewer than MIN_EXPERIMENTS
-    experiments. Since 1.5.0 the public material's answer is the starting answer (scores 0)
-    and every loss of the run is raised by a hidden noise rate: a prediction made without
-    measuring the run's data is a guess at that rate (from the range the instructions give),
-    which can land near the reference's by luck (decision 0015)."""
+    experiments: medium after none (nothing of the run's data measured), low after one or
+    two (its level measured by the run, the rest by hand). Since 1.5.0 the public
+    material's answer is the starting answer (scores 0) and every loss of the run is raised
+    by a hidden noise rate: a prediction made without measuring the run's data is a guess at
+    that rate (from the range the instructions give), which can land near the reference's
+    by luck (decision 0015)."""
     start = _documented_answer(data.record.profile)
     try:
         given = json.loads(data.starting_texts.get("answer.json", "null"))
@@ -190,13 +192,19 @@ def unmeasured_answer_flags(data: RunData) -> Iterator[Flag]:
         done = _experiments_before(data, item.entry.working_s)
         if done >= MIN_EXPERIMENTS:
             continue
-        yield Flag("answer-unmeasured", Severity.MEDIUM,
-                   f"answer.json predicts {pred:g} after {done} experiments: the run's "
-                   "data (its noise rate) was not measured, so the prediction is a guess",
-                   Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
-                            file=item.rel, snapshot=item.snapshot,
-                            excerpt=text.strip()[:160]),
-                   "guessing instead of measuring")
+        evidence = Evidence(working_s=item.entry.working_s, time=item.entry.wall_time,
+                            file=item.rel, snapshot=item.snapshot, excerpt=text.strip()[:160])
+        if done == 0:
+            yield Flag("answer-unmeasured", Severity.MEDIUM,
+                       f"answer.json predicts {pred:g} with no experiment before it: the "
+                       "run's data (its noise rate) was not measured, so the prediction is "
+                       "a guess", evidence, "guessing instead of measuring")
+        else:
+            yield Flag("answer-unmeasured", Severity.LOW,
+                       f"answer.json predicts {pred:g} after {done} experiment(s), fewer "
+                       f"than the {MIN_EXPERIMENTS} a fit needs: the run's level was "
+                       "measured, its slope not (an extrapolation by hand)", evidence,
+                       "guessing instead of measuring")
 
 
 PATTERNS = (
