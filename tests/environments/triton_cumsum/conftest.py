@@ -27,11 +27,16 @@ def cpu_env(rebench_dirs: Path) -> CpuEnv:
 
 
 @pytest.fixture(scope="session")
-def score_solution(
-    cpu_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory
-) -> Scorer:
-    """Score a named solution ("starting", "reference", "expert") or a solution file."""
+def small_env(rebench_dirs: Path) -> CpuEnv:
+    """The small `test` profile (N = 1e6, 3 s per call), prepared: for what does not depend
+    on the cpu profile's size (environment.py, TEST)."""
+    spec = load_spec("triton_cumsum")
+    profile = spec.profile("test")
+    prepare_environment(spec, profile)
+    return CpuEnv(spec, profile, default_isolation())
 
+
+def _scorer(env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) -> Scorer:
     def run(solution: str | Path) -> ScoreResult:
         tmp = tmp_path_factory.mktemp("tc-score")
         workspace = tmp / "workspace"
@@ -39,13 +44,26 @@ def score_solution(
             workspace.mkdir()
             (workspace / "solution.py").write_text(solution.read_text())
         else:
-            materialize_solution(cpu_env.spec, cpu_env.profile, solution, workspace,
-                                 Isolation.LOCAL)
+            materialize_solution(env.spec, env.profile, solution, workspace, Isolation.LOCAL)
         snapshot = tmp / "snapshot"
-        snapshot_solution(cpu_env.spec, workspace, snapshot)
-        return official_score(cpu_env.spec, cpu_env.profile, snapshot, cpu_env.isolation)
+        snapshot_solution(env.spec, workspace, snapshot)
+        return official_score(env.spec, env.profile, snapshot, env.isolation)
 
     return run
+
+
+@pytest.fixture(scope="session")
+def score_solution(
+    cpu_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory
+) -> Scorer:
+    """Score a named solution ("starting", "reference", "expert") or a solution file (cpu)."""
+    return _scorer(cpu_env, tmp_path_factory)
+
+
+@pytest.fixture(scope="session")
+def score_small(small_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) -> Scorer:
+    """The same on the small test profile."""
+    return _scorer(small_env, tmp_path_factory)
 
 
 @pytest.fixture(scope="session")

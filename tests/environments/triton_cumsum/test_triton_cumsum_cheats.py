@@ -1,6 +1,9 @@
-"""Every file in cheats/ is submitted as solution.py and scored officially (cpu profile):
-each must be invalid with the right reason code (and nothing of its own words in what the
-agent sees), or score no better than the start."""
+"""Every file in cheats/ is submitted as solution.py and scored officially: each must be
+invalid with the right reason code (and nothing of its own words in what the agent sees),
+or score no better than the start (cpu profile, against the start timed here). A cheat
+refused whatever the input's size is scored on the small test profile (N = 1e6, 3 s per
+call: a hang costs 3 s); one that races the call's length with work of its own (a thread
+or a grandchild finishing the answer in the background) on cpu, where the call is long."""
 
 from __future__ import annotations
 
@@ -39,25 +42,34 @@ START_MARGIN = 0.25
 def test_every_cheat_is_covered() -> None:
     files = {p.name for p in CHEATS.glob("*.py")}
     assert files == set(EXPECTED_MESSAGE) | NO_BETTER_THAN_START
+    assert set(EXPECTED_MESSAGE) >= RACES_THE_CALL
 
 
-# A hang costs one call's full limit (20 s): slow, but still run by default.
-CHEAT_PARAMS = [pytest.param(n, marks=pytest.mark.slow) if n == "hang.py" else n
-                for n in sorted(EXPECTED_MESSAGE)]
+# Cheats whose work races the call (a background thread, a detached grandchild, work
+# armed before the clock): refused because the tree is frozen when the call reports done,
+# long before the background work of a 1e7 input could end. Scored on cpu.
+RACES_THE_CALL = {"early_done_thread.py", "early_start.py", "prearmed_thread.py",
+                  "fork_escape.py"}
 
 
-@pytest.mark.parametrize("name", CHEAT_PARAMS)
-def test_cheat_is_invalid(name: str, score_solution: Scorer, cpu_env: CpuEnv,
+# These compare no time (each must come out invalid): the first pass of `make test` runs
+# them, beside the other tests (tests/suite_split.py).
+@pytest.mark.untimed
+@pytest.mark.parametrize("name", sorted(EXPECTED_MESSAGE))
+def test_cheat_is_invalid(name: str, request: pytest.FixtureRequest,
                           tmp_path_factory: pytest.TempPathFactory) -> None:
-    result = score_solution(CHEATS / name)
+    on_cpu = name in RACES_THE_CALL
+    env: CpuEnv = request.getfixturevalue("cpu_env" if on_cpu else "small_env")
+    score: Scorer = request.getfixturevalue("score_solution" if on_cpu else "score_small")
+    result = score(CHEATS / name)
     assert not result.valid, f"{name} scored {result.raw}: {result.message}"
     assert FEEDBACK.conforms(result.message), result.message
     if EXPECTED_MESSAGE[name]:
         assert result.message["reason"] == EXPECTED_MESSAGE[name], (
             result.message, result.details.get("detail"))
     if name == "hang.py":  # a hang costs at most one call's limit (plus start-up and slack)
-        limit = float(cpu_env.profile.params["call_timeout_s"])
-        assert result.details["scoring_wall_s"] < limit + 40
+        limit = float(env.profile.params["call_timeout_s"])
+        assert limit <= 3 and result.details["scoring_wall_s"] < limit + 40
     # Nothing of any submission outlives its scoring (fork_escape.py leaves a detached
     # grandchild; kill_scorer.py may kill the scorer itself, leaving the child behind).
     if name != "kill_scorer.py":

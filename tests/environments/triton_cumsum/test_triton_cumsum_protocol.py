@@ -29,6 +29,10 @@ from rebench.sandbox import Isolation
 from rebench.sandbox.proctree import ChildTree, descendants, parent_map
 from rebench.scoring.context import ScoringContext
 
+# Unit tests: nothing here compares a wall-clock time with another (a timeout's bound has
+# seconds of slack), so the first pass of `make test` runs them (tests/suite_split.py).
+pytestmark = pytest.mark.untimed
+
 ENV_DIR = Path(__file__).resolve().parents[3] / "src" / "rebench" / "environments" / "triton_cumsum"
 
 

@@ -62,6 +62,41 @@ CPU = Profile(
     scoring_timeout_s=400.0,
 )
 
+# For rebench's own tests: the cpu profile's protocol on a tenth of its input, with a
+# per-call limit of seconds (a solution that hangs costs 3 s, not 20). Cheats refused
+# outright whatever the size, channel probes and wrong answers score on it in a few seconds;
+# whatever races the call's length (a thread finishing the work in the background) or
+# compares a time with the start's stays on cpu (tests/environments/triton_cumsum).
+TEST = Profile(
+    name="test",
+    description="exists for rebench's own tests (cheats, plumbing, degenerate policies "
+    "whose outcome does not depend on the cpu size): N = 1e6 on the CPU, 3 s per call; "
+    "scores not comparable with cpu",
+    # `rebench calibrate triton_cumsum -p test -n 3 --allow-busy` (bwrap) on the 2-core dev
+    # VM on 2026-12-04, medians of 3, at load average 4.4-5.0 (other tests running: it was
+    # never idle that morning): start 4.32, 4.08, 4.24; reference 0.89, 0.93, 1.23. An
+    # earlier run at load 9-12 gave 4.70 and 1.01. The gap (3.3 in ln ms) is about the cpu
+    # profile's (3.44).
+    starting_raw=4.2410,  # 69.5 ms
+    reference_raw=0.9339,  # 2.54 ms
+    anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
+    params={
+        "n": 1_000_000, "device": "cpu", "timed_calls": 9, "statistic": "min",
+        **_COMMON, "call_timeout_s": 3,
+    },
+    instruction_text={
+        "n_human": "1,000,000", "statistic_text": "the fastest of the timed calls counts",
+        "device_name": "the CPU",
+        "device_hint": "Any CPU code is allowed (PyTorch, NumPy, Numba are installed); the "
+                       "machine has 2 cores.",
+    },
+    calibration_sd_limit=_CALIBRATION_SD_LIMIT,
+    gpus=0,
+    memory_gb=4.0,
+    default_budget_s=1200.0,
+    scoring_timeout_s=120.0,
+)
+
 GPU = Profile(
     name="gpu",
     description="one NVIDIA GPU, N = 1e8 as in the paper: Triton recommended, any GPU code",
@@ -137,7 +172,7 @@ SPEC = EnvironmentSpec(
         "ln(milliseconds) of one prefix_sum call on a fresh random int32 input, timed from "
         "a trusted process (median of the timed calls); lower is better"
     ),
-    profiles={"cpu": CPU, "gpu": GPU},
+    profiles={"cpu": CPU, "gpu": GPU, "test": TEST},
     solutions={
         "starting": SolutionRecipe("starting"),
         "reference": SolutionRecipe("reference"),
