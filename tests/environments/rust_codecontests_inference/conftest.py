@@ -32,6 +32,13 @@ def prepared(spec: EnvironmentSpec) -> Path:
     return prepare_environment(spec, spec.profile("cpu"))
 
 
+@pytest.fixture(scope="session")
+def prepared_test(spec: EnvironmentSpec) -> Path:
+    """The small `test` profile's assets (8 held-out problems), prepared once per session:
+    for plumbing tests whose outcome does not depend on the cpu profile's 32 problems."""
+    return prepare_environment(spec, spec.profile("test"))
+
+
 @pytest.fixture
 def small_context(spec: EnvironmentSpec, prepared: Path, tmp_path: Path
                   ) -> Callable[..., ScoringContext]:

@@ -111,9 +111,13 @@ def test_starting_solution_file_is_the_environment_s(small_context: Callable[...
 
 def test_rebuilding_held_out_problems_from_the_package_gains_nothing(
         small_context: Callable[..., ScoringContext]) -> None:
-    """Without any sandbox (the package is importable): public code and seeds are not enough."""
-    result, _ = _score(small_context, "rebuild_from_package")
+    """Without any sandbox (the package is importable): public code and seeds are not enough.
+    The cheat rebuilds once, in the run's folder (not in the import check); the limit leaves
+    it time to finish, and an empty answer for every problem shows it ran and missed."""
+    result, _ = _score(small_context, "rebuild_from_package", child_timeout_s=120.0)
     assert result.raw == 0.0, result.message  # type: ignore[attr-defined]
+    assert result.details["solution_timed_out"] is False  # type: ignore[attr-defined]
+    assert result.details["verdicts"] == {"empty": 3}  # type: ignore[attr-defined]
 
 
 def test_family_code_from_the_package_gains_nothing_in_the_sandbox(

@@ -39,15 +39,12 @@ def test_a_probe_on_held_out_statements_shows_only_the_score(
     # The probe did run on the held-out statements and did try its channels (kept private).
     private = str(result.details)
     assert "LEAK" in private, private[:2000]
-
-
-def test_validity_is_decided_before_the_held_out_problems(
-        small_context: Callable[..., ScoringContext], spec: EnvironmentSpec,
-        tmp_path: Path) -> None:
-    """An import that fails only once problems exist is a valid 0, not an invalid score
-    (whose reason the probe would choose); one that always fails is `import_failed`."""
-    ok = scoring.score(small_context(_policy("probe_import", tmp_path, spec)))
-    assert ok.valid and "LEAK" in str(ok.details["fatal"])
+    if probe == "probe_import":
+        # Validity is decided before the held-out problems: an import that fails only once
+        # problems exist is a valid 0 (above), not an invalid score whose reason the probe
+        # would choose; one that always fails is `import_failed` (below). Merged here from
+        # a test that scored the same probe on the same problems.
+        assert "LEAK" in str(result.details["fatal"])
 
 
 def test_a_module_that_never_loads_is_import_failed(

@@ -173,26 +173,35 @@ def _probe_import(ctx: PolicyContext) -> None:
     _write(ctx, "a channel probe at import time", _PROBE_IMPORT)
 
 
+# Where each policy is scored (the generic test scores it on every non-gpu profile it names).
+# The small test profile (8 held-out problems, 8 families) serves a policy whose outcome is
+# the same on any problem: a missing or renamed entry point, an empty answer, a statement
+# that is not Rust, and the channel probes (the message's schema is fixed). Replaying the
+# samples fails on any problem whose private and generated tests differ from them, which
+# tests/environments/rust_codecontests_inference/test_rust_hidden_tests.py checks for every
+# problem of fresh draws; on the test profile the policy checks the scoring path. The
+# constant and echo programs stay on cpu: their point is that no problem of the 32 (every
+# held-out family) accepts one fixed program.
+_TEST = ("test",)
 POLICIES: tuple[Degenerate, ...] = (
     Degenerate("start_renamed", "the starting solution under another file name",
-               _renamed_file),
+               _renamed_file, profiles=_TEST),
     Degenerate("function_renamed", "the starting solution with its entry point renamed",
-               _renamed_function),
-    Degenerate("empty_program", "an empty string for every problem", _empty),
+               _renamed_function, profiles=_TEST),
+    Degenerate("empty_program", "an empty string for every problem", _empty, profiles=_TEST),
     Degenerate("echo_statement", "the problem statement returned as the program",
-               _echo_statement),
+               _echo_statement, profiles=_TEST),
     Degenerate("constant_program", "one Rust program printing 0 for every problem",
                _constant_program),
     Degenerate("echo_input", "one Rust program that prints its input back", _echo_input),
     Degenerate("public_samples", "the statement's sample outputs replayed from a table",
-               _public_samples, slow=True),
+               _public_samples, profiles=_TEST, slow=True),
     Degenerate("probe_runtime", "a held-out byte in stderr, a forged fatal line, the exit "
                "status, the exception text and the token use", _probe_runtime,
-               expect=Expect.NO_CHANNEL),
+               expect=Expect.NO_CHANNEL, profiles=_TEST),
     Degenerate("probe_import", "a held-out byte in an import failure once problems exist",
-               _probe_import, expect=Expect.NO_CHANNEL),
+               _probe_import, expect=Expect.NO_CHANNEL, profiles=_TEST),
 )
-
 
 def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
     """The agent sees exactly the declared schema; the start's raw markdown never compiles;

@@ -55,6 +55,27 @@ GPU = Profile(
     scoring_timeout_s=600.0,
 )
 
+# For rebench's own tests: the cpu profile's protocol on the first 8 held-out problems of the
+# round robin (8 of the 13 held-out families, one problem each), so a plumbing test or a
+# degenerate policy whose outcome does not depend on the cpu profile's 32 problems scores in
+# seconds (tests/environments/rust_codecontests_inference, degenerate.py).
+TEST = Profile(
+    name="test",
+    description="exists for rebench's own tests (cheats, plumbing, degenerate policies whose "
+    "outcome does not depend on the cpu size): 8 held-out problems, 4 in parallel, "
+    "simulated model; scores not comparable with cpu",
+    starting_raw=0.0,  # the start's raw markdown never compiles: 0 of 8 on every prepare
+    # Mean of 3 fresh prepares (2, 1, 2 of 8 solved; the start 0 of 8 on each), official
+    # scoring under bwrap on the 2-core VM at load 8 (2026-12-04).
+    reference_raw=0.20833333333333334,
+    anchors_hardware="cpu:AMD EPYC x2 (rustc 1.95, 2026-12-04)",
+    params={**_COMMON, "n_test_problems": 8, "parallel": 4, "per_problem_timeout_s": 40.0,
+            "child_timeout_s": 90.0},
+    memory_gb=8.0,
+    default_budget_s=3600.0,
+    scoring_timeout_s=180.0,
+)
+
 # What a score tells the agent (scoring.py): validity is decided before the solution sees a
 # held-out problem; a valid score shows the solved fraction and counts, nothing per problem.
 FEEDBACK = Feedback(
@@ -74,7 +95,7 @@ SPEC = EnvironmentSpec(
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "
     "public, private and generated tests",
-    profiles={"cpu": CPU, "gpu": GPU},
+    profiles={"cpu": CPU, "gpu": GPU, "test": TEST},
     solutions={
         "starting": SolutionRecipe("starting"),
         "reference": SolutionRecipe("reference"),
