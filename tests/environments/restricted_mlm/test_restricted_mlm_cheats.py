@@ -1,9 +1,14 @@
-"""Every file in cheats/ is submitted as model.py and scored (cpu profile, the solution's
-code sandboxed): each must be invalid with a message naming what was refused."""
+"""Every file in cheats/ is refused with a reason naming what was refused: submitted as
+model.py and scored (cpu profile, the solution's code sandboxed), or, for the cheats that
+the graph rules refuse from the exported graph alone, exported in the test process and
+checked by those rules (IN_PROCESS)."""
 
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
+import json
+import shutil
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -12,6 +17,13 @@ import pytest
 
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
+from rebench.environments.restricted_mlm.export_child import (
+    example_batch,
+    export_model,
+    graph_data,
+)
+from rebench.environments.restricted_mlm.graph_check import GraphError, parse_graph, plan
+from rebench.environments.restricted_mlm.scoring import EvalPlan
 from rebench.sandbox import Isolation
 from rebench.scoring.context import ScoringContext
 
@@ -57,22 +69,45 @@ EXPECTED = {
     "clamp_op.py": ("forbidden_op", "aten.clamp"),
     "bitwise_token_ops.py": ("forbidden_op", "aten.__and__"),
 }
+# Cheats that the graph rules refuse from the exported graph alone (an op off the
+# allow-list, an integer made from floats, a dtype), all of a reason code that a sandboxed
+# cheat above also gives: exported in the test process (they are our files; the export
+# child calls the same export_model and graph_data) and checked by parse_graph and plan
+# with the cpu profile's numbers, the reason code and the detail as the scorer gives them.
+# What the sandboxed path adds (the child, its files, the rendering of the reason) is the
+# same for every cheat and is checked once per reason code (issue 28: eighteen sandboxed
+# exports of about 5 s each). Issue 26's cheats are also checked by plan alone in
+# test_restricted_mlm_rules.py (NEW_CHEATS).
+IN_PROCESS = {
+    "tensor_division.py", "tensor_comparison.py", "tensor_softmax.py",
+    "unlisted_functions.py", "aten_ops_direct.py", "captured_reference.py",
+    "argsort_index.py", "remainder_op.py", "round_op.py", "clamp_op.py",
+    "bitwise_token_ops.py",
+    "int_sum_exp_table.py", "activation_index_select.py", "activation_gather.py",
+    "int_sum_reduction.py", "float_bits_view.py", "bool_sum_mask.py", "float64_weights.py",
+}
+SANDBOXED = sorted(set(EXPECTED) - IN_PROCESS)
 # Lies that the trusted side makes pointless: the graph it received is what it runs, so the
 # score is that of the (honest, untrained) graph, far from the starting solution's.
 NO_GAIN = {"lying_child_renamed_op.py"}
 SANDBOX_ONLY = {"reads_heldout_file.py"}  # only the sandbox hides the asset cache
-# Runaway children, scored with a 20 s export timeout (the profile's is minutes).
+# Runaway children, scored with a short export timeout (the profile's is minutes): 3 s
+# stops the child that hangs (any limit shows the stop; issue 28: it waited 20 s); the one
+# that floods its output keeps 20 s, time to reach the 64 MB cap first on a busy machine.
+# cheat -> (export timeout s, reason code, private detail text)
 RUNAWAY = {
-    "hangs_in_export.py": ("timeout", "exporting the model took longer than 20 s"),
-    "floods_output.py": ("output_cap", "printed more than 64 MB of output"),
+    "hangs_in_export.py": (3.0, "timeout", "exporting the model took longer than 3 s"),
+    "floods_output.py": (20.0, "output_cap", "printed more than 64 MB of output"),
 }
 
 
 def test_every_cheat_is_covered() -> None:
     assert {p.name for p in CHEATS.glob("*.py")} == set(EXPECTED) | NO_GAIN | set(RUNAWAY)
+    # every reason code is also given through the sandboxed path by some cheat
+    assert {EXPECTED[n][0] for n in IN_PROCESS} <= {EXPECTED[n][0] for n in SANDBOXED}
 
 
-@pytest.mark.parametrize("name", sorted(EXPECTED))
+@pytest.mark.parametrize("name", SANDBOXED)
 def test_cheat_is_invalid(name: str, mlm_score: Callable[[Path], ScoreResult],
                           cheat_solution: Callable[[str], Path],
                           mlm_isolation: Isolation) -> None:
@@ -83,6 +118,28 @@ def test_cheat_is_invalid(name: str, mlm_score: Callable[[Path], ScoreResult],
     code, text = EXPECTED[name]
     assert result.message == {"error": code}, (result.message, result.details)
     assert text in result.details["detail"], result.details
+
+
+@pytest.mark.parametrize("name", sorted(IN_PROCESS))
+def test_cheat_is_refused_from_its_graph(name: str, mlm_cpu: Profile, tmp_path: Path) -> None:
+    shutil.copyfile(CHEATS / name, tmp_path / name)
+    vocab, mask_id = 2048, 0  # the cpu profile's BPE and its end-of-text id
+    (tmp_path / "config.json").write_text(json.dumps({"vocab_size": vocab}))
+    spec = importlib.util.spec_from_file_location(f"mlm_cheat_{name[:-3]}", tmp_path / name)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    checks = EvalPlan(mlm_cpu.typed, vocab_size=vocab, mask_id=mask_id)
+    p = checks.params
+    graph, tensors = graph_data(export_model(module.get_trained_model(),
+                                             example_batch(vocab, p.seq_len, p.batch_size,
+                                                           mask_id)))
+    code, text = EXPECTED[name]
+    with pytest.raises(GraphError) as info:  # what the scorer does with the child's export
+        plan(parse_graph(json.dumps(graph), tensors), tensors, p.batch_size, p.seq_len, vocab,
+             checks.limits())
+    assert info.value.code == code, str(info.value)
+    assert text in str(info.value), str(info.value)
 
 
 @pytest.mark.parametrize("name", sorted(NO_GAIN))
@@ -103,7 +160,9 @@ def test_runaway_child_is_stopped(name: str, mlm_spec: EnvironmentSpec, mlm_cpu:
                                   cheat_solution: Callable[[str], Path], tmp_path: Path) -> None:
     from rebench.environments.restricted_mlm import scoring
 
-    profile = dataclasses.replace(mlm_cpu, params={**mlm_cpu.params, "export_timeout_s": 20.0})
+    timeout_s, code, text = RUNAWAY[name]
+    profile = dataclasses.replace(mlm_cpu, params={**mlm_cpu.params,
+                                                   "export_timeout_s": timeout_s})
     scratch = tmp_path / "scratch"
     scratch.mkdir()
     ctx = ScoringContext(mlm_spec, profile, cheat_solution(name), mlm_assets, scratch,
@@ -113,7 +172,6 @@ def test_runaway_child_is_stopped(name: str, mlm_spec: EnvironmentSpec, mlm_cpu:
         result = scoring.score(ctx)
     finally:
         ctx.close()
-    code, text = RUNAWAY[name]
     assert not result.valid and result.message == {"error": code}, result.message
     assert text in result.details["detail"], result.details
     assert time.monotonic() - start < 120

@@ -2,14 +2,15 @@
 agent submits first, each made from the starting files and the public assets only.
 
 Logits that ignore the context (constant, uniform, the unigram frequencies of the public
-train split, the start unchanged or renamed, an untrained model, an echo of the input)
-can at best predict the unigram distribution at a masked position, which is what the
-starting MLP already does: none may beat the start. The channel probes try to carry a
-held-out byte back: through the export child's exit code, stderr and exception text (it
-runs without the held-out data, and all of them stay private), and through the held-out
-pass (an index that only some held-out tokens would put out of range is refused from
-shapes before any data is seen; logits that overflow only on some tokens give the fixed
-reason not_finite: one bit per scoring, no more than the score itself carries).
+train split, the start renamed (unchanged, it is the golden test's start), an untrained
+model, an echo of the input) can at best predict the unigram distribution at a masked
+position, which is what the starting MLP already does: none may beat the start. The
+channel probes try to carry a held-out byte back: through the export child's exit code,
+stderr and exception text (it runs without the held-out data, and all of them stay
+private), and through the held-out pass (an index that only some held-out tokens would
+put out of range is refused from shapes before any data is seen; logits that overflow
+only on some tokens give the fixed reason not_finite: one bit per scoring, no more than
+the score itself carries).
 """
 
 from __future__ import annotations
@@ -75,10 +76,6 @@ def _fixed_logits(ctx: PolicyContext, bias: np.ndarray) -> None:
     _workspace(ctx)
     (ctx.workspace / "model.py").write_text(_BIAS_MODEL.lstrip())
     np.save(ctx.workspace / "bias.npy", bias.astype(np.float32))
-
-
-def _unchanged(ctx: PolicyContext) -> None:
-    _workspace(ctx)
 
 
 def _renamed(ctx: PolicyContext) -> None:
@@ -249,8 +246,11 @@ def _overflow(ctx: PolicyContext) -> None:
     (ctx.workspace / "model.py").write_text(_OVERFLOW.lstrip())
 
 
+# The starting workspace submitted as is is the golden test's start (the same workspace,
+# official scoring, a band of -0.05..0.05 normalized, never marked slow:
+# tests/environments/test_golden_all_environments.py), which asserts more than a policy's
+# START_TOLERANCE would: not declared again here (merged for issue 28).
 POLICIES: tuple[Degenerate, ...] = (
-    Degenerate("unchanged", "the starting workspace submitted as is", _unchanged),
     Degenerate("start_renamed", "the start with its class renamed and source reformatted",
                _renamed),
     Degenerate("uniform_logits", "all-zero logits: the uniform distribution everywhere",
