@@ -1,4 +1,6 @@
-"""Full Inspect attempts at triton_cumsum (cpu) with `mockllm` scripting the tool calls.
+"""Full Inspect attempts at triton_cumsum with `mockllm` scripting the tool calls, on its
+small `test` profile (N = 1e6: a scoring takes seconds; the start and the reference are as
+far apart as on cpu, about 3.5 in ln ms).
 
 1. `inspect eval rebench/triton_cumsum`-style: the model writes the reference solution through
    the bash tool, scores, submits; the Inspect score (the run's normalized score) is about 1
@@ -6,8 +8,8 @@
 2. `rebench run --agent inspect:...`-style: the model tries to read protected/ through bash
    and python and fails to; the run still finishes normally.
 
-Anchors are timing-based, so this machine is calibrated first (one scoring each of the
-starting and the reference solution).
+Anchors are timing-based, so this machine is calibrated first on that profile (one
+scoring each of the starting and the reference solution).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import base64
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -27,20 +30,22 @@ from inspect_ai.log import EvalLog, read_eval_log
 from inspect_ai.model import ChatMessageTool, Model, ModelOutput, get_model
 
 from rebench.agents.inspect_agent import InspectAgent
+from rebench.core.calibration import new_entry, save_entry
 from rebench.core.discovery import environment_dir, environment_ids, load_spec
 from rebench.core.paths import runs_root
 from rebench.harness.driver import execute_run
-from rebench.harness.evaluate import calibrate
+from rebench.harness.evaluate import score_folder
 from rebench.harness.index import index_path, list_runs
 from rebench.harness.prepare import prepare_environment
 from rebench.harness.records import RunStatus
 from rebench.harness.run import create_run
+from rebench.harness.workspace import materialize_solution
 from rebench.inspect_ext import rebench_task
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
 
 ENV_ID = "triton_cumsum"
-PROFILE = "cpu"
+PROFILE = "test"
 MOCK = "mockllm/model"
 
 pytestmark = pytest.mark.slow
@@ -51,16 +56,27 @@ def _isolation() -> Isolation:
 
 
 @pytest.fixture(scope="module")
-def calibrated() -> None:
-    """triton_cumsum prepared, and this machine's anchors measured."""
+def calibrated(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """triton_cumsum prepared, and this machine's anchors measured: one official scoring
+    each of the starting and the reference solution, saved as this machine's calibration
+    (what `rebench calibrate -n 1` saves; it also scores the reference twice more, as
+    probes of a busy machine, which these wide bounds do not need)."""
     if ENV_ID not in environment_ids():
         pytest.skip(f"{ENV_ID} is not installed")
     spec = load_spec(ENV_ID)
     profile = spec.profile(PROFILE)
     prepare_environment(spec, profile)
-    # allow_busy: the test needs this machine's anchors, and a test machine is rarely idle
-    # (calibrate refuses a busy one by default since the lead's item 3 of issue 30)
-    calibrate(spec, profile, repeats=1, isolation=_isolation(), allow_busy=True)
+    raws = {}
+    for name in ("starting", "reference"):
+        workspace = materialize_solution(spec, profile, name,
+                                         tmp_path_factory.mktemp(f"calibrate-{name}") / "ws",
+                                         _isolation())
+        result = score_folder(spec, profile, workspace, _isolation())
+        assert result.valid, result.details
+        raws[name] = result.raw
+    assert raws["reference"] < raws["starting"], raws
+    save_entry(new_entry(spec, profile, [raws["starting"]], [raws["reference"]],
+                         (round(os.getloadavg()[0], 2),)))
 
 
 def mock_model(calls: list[tuple[str, dict[str, Any]]]) -> Model:
