@@ -97,8 +97,9 @@ def test_cheat_is_invalid(name: str, score_solution: Scorer,
 
 def test_a_hang_is_stopped_at_the_timeout(cpu_env: CpuEnv, tmp_path: Path,
                                           tmp_path_factory: pytest.TempPathFactory) -> None:
-    """hangs.sh never returns: scored in this process with a 15 s timeout (the profile's is
-    20 minutes), it is stopped then, and nothing it started lives on."""
+    """hangs.sh never returns: scored in this process with a 5 s timeout (the profile's is
+    20 minutes; the script has started its background sleep within milliseconds), it is
+    stopped then, and nothing it started lives on."""
     from rebench.environments.optimize_llm_foundry import scoring
 
     workspace, snapshot, scratch = tmp_path / "workspace", tmp_path / "snapshot", tmp_path / "s"
@@ -106,7 +107,7 @@ def test_a_hang_is_stopped_at_the_timeout(cpu_env: CpuEnv, tmp_path: Path,
     (workspace / "finetune.sh").write_bytes((CHEATS / "hangs.sh").read_bytes())
     snapshot_solution(cpu_env.spec, workspace, snapshot)
     scratch.mkdir()
-    profile = dataclasses.replace(cpu_env.profile, scoring_timeout_s=15.0)
+    profile = dataclasses.replace(cpu_env.profile, scoring_timeout_s=5.0)
     ctx = ScoringContext(cpu_env.spec, profile, snapshot,
                          env_cache_dir(cpu_env.spec.id, profile.name), scratch, cpu_env.isolation)
     start = time.monotonic()
@@ -123,7 +124,8 @@ def test_a_hang_is_stopped_at_the_timeout(cpu_env: CpuEnv, tmp_path: Path,
 @pytest.mark.slow
 def test_no_cache_survives_a_scoring(score_solution: Scorer) -> None:
     """The script stores its weights everywhere it can write and exits with 3 when it
-    finds them again: both scorings must train from scratch (valid), none finds a cache."""
+    finds them again: both scorings must train from scratch (valid), none finds a cache.
+    (This is also the check of the former degenerate policy cache_or_start: degenerate.py.)"""
     for _ in range(2):
         result = score_solution(CHEATS / "cache_between_scorings.sh", base="reference")
         assert result.valid, result.message

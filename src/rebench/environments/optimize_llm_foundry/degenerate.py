@@ -6,7 +6,13 @@ copy of the starting files) with the public assets at hand, as the agent could.
 The laziest policies cannot beat the start: the score is the time of a run that must
 train on the held-out rows to the reference weights, so anything that trains less, or
 not at all, or reuses weights, is invalid, and anything that trains as the start does
-takes the start's time. Measured on the cpu profile (README, "Degenerate policies")."""
+takes the start's time. Measured on the cpu profile (README, "Degenerate policies").
+
+Weights cached by one scoring for the next (the former policy cache_or_start: the start,
+storing its weights in every writable place, reading them back when found) are tested by
+tests/environments/optimize_llm_foundry (cheats/cache_between_scorings.sh, the same places,
+scored twice: the second scoring would find what the first left). One scoring of it, all
+the generic test made, trained from scratch as the start does, which start_renamed checks."""
 
 from __future__ import annotations
 
@@ -87,23 +93,6 @@ def _previous_run(ctx: PolicyContext) -> None:
             "base64 -d previous_run.txt > trained_model/model.safetensors\n")
 
 
-def _cache_or_start(ctx: PolicyContext) -> None:
-    """Weights from an earlier scoring if any place kept them, else the start (which
-    then stores its weights everywhere it can write for the next scoring)."""
-    start = (ctx.workspace / "finetune.sh").read_text()
-    places = '"$HOME/.ftcache" /tmp/ftcache /dev/shm/ftcache /var/tmp/ftcache ../ftcache'
-    _script(ctx, f"for d in {places}; do\n"
-            '  if [ -f "$d/model.safetensors" ]; then mkdir -p trained_model && '
-            'cp "$d/model.safetensors" trained_model/ && exit 0; fi\ndone\n'
-            f"bash -c {_quote(start)} finetune.sh || exit 1\n"
-            f"for d in {places}; do mkdir -p \"$d\" 2>/dev/null && "
-            "cp trained_model/model.safetensors \"$d/\" 2>/dev/null; done\nexit 0\n")
-
-
-def _quote(text: str) -> str:
-    return "'" + text.replace("'", "'\"'\"'") + "'"
-
-
 def _skips_steps(ctx: PolicyContext) -> None:
     """The start's training loop stopped after half its optimizer steps."""
     train = ctx.workspace / "foundry" / "train.py"
@@ -147,8 +136,6 @@ POLICIES = (
     Degenerate("previous_run", "weights of an earlier run (on the public rows) carried in "
                "the workspace and written out instead of training", _previous_run,
                expect=Expect.INVALID, slow=True),
-    Degenerate("cache_or_start", "weights cached by an earlier scoring where any survive, "
-               "else the start", _cache_or_start, slow=True),
     Degenerate("skips_steps", "the start trained for half its steps", _skips_steps,
                expect=Expect.INVALID, slow=True),
     Degenerate("exit_code_probe", "a held-out byte as the exit status", _exit_code_probe,
