@@ -1,16 +1,15 @@
-"""Shared fixtures for triton_cumsum tests: a prepared cpu profile, a way to score any
-solution file officially, and anchors calibrated on this machine once per session."""
+"""Shared fixtures for triton_cumsum tests: the cpu and the small test profile prepared,
+and a way to score any solution file officially on either. (The start and the reference
+timed on this machine are the session's: tests/env_bench.py.)"""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
-from env_bench import EnvBench
 from triton_cumsum_helpers import CpuEnv, Scorer
 
 from rebench.core.discovery import load_spec
-from rebench.core.normalize import Anchors
 from rebench.core.score import ScoreResult
 from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
@@ -64,12 +63,3 @@ def score_solution(
 def score_small(small_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) -> Scorer:
     """The same on the small test profile."""
     return _scorer(small_env, tmp_path_factory)
-
-
-@pytest.fixture(scope="session")
-def local_anchors(env_bench: EnvBench) -> Anchors:
-    """Start and reference timed on this machine, the better of two scorings each (on a
-    shared machine interference only ever slows a run down, and the cpu raw score is itself
-    the fastest of the timed calls): the same anchors the generic golden test uses
-    (tests/env_bench.py, GOLDEN.anchor_repeats), measured once per session."""
-    return env_bench.anchors("triton_cumsum")
