@@ -32,7 +32,9 @@ def normalized(spec: EnvironmentSpec, profile: Profile, result: ScoreResult) -> 
 def test_the_base_model_is_no_better_than_the_start(
         chat_spec: EnvironmentSpec, chat_cpu: Profile, chat_assets: Path, chat_score: ScoreFn,
         tmp_path: Path) -> None:
-    """Copying the first opponent (the base model, which the agent has) ties with it."""
+    """Copying the first opponent (the base model, which the agent has) ties with it. Also
+    the cpu check of degenerate.py's copy_base_model policy (the same file, scored by the
+    same scorer; merged for issue 28: the generic test runs that policy on gpu only)."""
     solution = tmp_path / "copy"
     solution.mkdir()
     (solution / "model.pth").write_bytes((chat_assets / "public" / "base_model.pth")

@@ -28,8 +28,22 @@ from rebench.scoring.kit import torch_device
 
 SOLUTION = "model.pth"
 # The response policies hold on both profiles (benchmarks/chat_rl_degenerate.py runs the
-# gpu ones on a GPU machine; the generic test runs the cpu ones).
+# gpu ones on a GPU machine; the generic test runs the cpu and test ones).
 BOTH = ("cpu", "gpu")
+# Policies whose outcome does not depend on the cpu size run on the small test profile
+# (issue 28: environment.py's TEST, a 2-layer student and 400 held-out prompts; on cpu
+# each took 8-37 s of the last full suite's test time). Their defence at the set level (every
+# response forfeits when the policy ignores its prompts, relevance.py) is checked at the
+# cpu size for the exact phrases, at the level of responses, against the cpu opponents
+# (tests/environments/nanogpt_chat_rl/test_chat_degenerate.py).
+SMALL = ("test", "gpu")
+# Kept on cpu: the constant-phrase attack of the issue (a fluent non-answer, "and the",
+# normalized 1.72 under 1.0.x's judge) and the one that the README's set-level rule was
+# written for ("42. The king rode to the town.", an attempt at every arithmetic prompt:
+# only statistics over the held-out set show that it ignores its prompts): their defence
+# depends on the cpu student's sampled responses and the cpu held-out set, so the model
+# that makes them is tested at that size.
+ON_CPU = ("constant_function_words", "constant_opponent_style")
 # Logits multiplied by this: temperature 1 behaves like 1/SHARPEN (nearly greedy).
 SHARPEN = 8.0
 PHRASE_STEPS = 50
@@ -75,10 +89,10 @@ def _constant(phrase: str) -> Degenerate:
             model.transformer.ln_f.bias.mul_(SHARPEN)
         _save(model, ctx)
 
-    name = next(k for k, v in PHRASES.items() if v == phrase)
-    return Degenerate(f"constant_{name}", f"the same response, {phrase!r}, to every prompt "
-                      "(a model fine-tuned on it: the issue's attack)", make,
-                      profiles=BOTH, verify=_says(phrase))
+    name = f"constant_{next(k for k, v in PHRASES.items() if v == phrase)}"
+    return Degenerate(name, f"the same response, {phrase!r}, to every prompt (a model "
+                      "fine-tuned on it: the issue's attack)", make,
+                      profiles=BOTH if name in ON_CPU else SMALL, verify=_says(phrase))
 
 
 def _says(phrase: str) -> VerifyFn:
@@ -158,11 +172,15 @@ def _probe_exception_text(ctx: PolicyContext) -> None:
 POLICIES: tuple[Degenerate, ...] = (
     *(_constant(phrase) for phrase in PHRASES.values()),
     Degenerate("empty", "an empty response to every prompt (the end token first)", _empty,
-               profiles=BOTH, verify=_says("")),
+               profiles=SMALL, verify=_says("")),
     Degenerate("random_characters", "uniformly random characters, whatever the prompt",
-               _random, profiles=BOTH),
+               _random, profiles=SMALL),
+    # On cpu: test_chat_golden.py's test_the_base_model_is_no_better_than_the_start scores
+    # the same file with the same scorer (and asserts more: at most the start, a tie with
+    # the base); merged for issue 28. Not on the test profile: a copy of the base lands
+    # near the start (0.5 against the base), so the outcome would depend on the prepare.
     Degenerate("copy_base_model", "the public base model (the first opponent) as it is",
-               _copy_base, profiles=BOTH),
+               _copy_base, profiles=("gpu",)),
     Degenerate("do_nothing", "the starting files with no model.pth", _nothing,
                expect=Expect.INVALID, reasons=("no_model",)),
     Degenerate("probe_key_names", "a byte encoded in the weights' key names and shapes, "

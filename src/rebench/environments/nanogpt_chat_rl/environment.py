@@ -90,6 +90,40 @@ GPU = Profile(
     scoring_timeout_s=900.0,
 )
 
+TEST = Profile(
+    name="test",
+    description="exists for rebench's own tests (degenerate policies whose outcome does not "
+    "depend on the cpu size): a 2-layer/64-wide student, 1200 training prompts, 400 "
+    "held-out prompts; prepares in under a minute; scores not comparable with cpu",
+    # Measured 2026-12-04 for 1.1.0 with `benchmarks/chat_rl.py --profile test --reuse`
+    # (torch 2.13 CPU, 2-core Xeon under a load of 6-8, bwrap; one test prepare, each
+    # solution built in the sandbox with the judge service, one official scoring each):
+    # the start's responses fit their own prompts 0.18 more often than shifted ones (lift
+    # 0.34 - 0.17; the reference 0.24), so neither is forfeited. A 1-layer/32-wide student
+    # learnt nothing (both forfeited, raw 0). Only tests use these anchors: a degenerate
+    # policy declared for "test" must land far below the start (a forfeit, raw 0).
+    starting_raw=0.528125,
+    reference_raw=0.63375,
+    anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
+    params={
+        **_COMMON,
+        "threads": 1,
+        "n_layer": 2, "n_head": 2, "n_embd": 64,
+        # The starting solution reads the first 1000 training prompts, the reference 1200.
+        "train_prompts": 1200,
+        "heldout_prompts": 400,
+        "web_examples": 8000,
+        "pretrain_steps": 400, "pretrain_batch": 32, "pretrain_lr": 3e-3,
+        "sft_examples": 100, "sft_steps": 30, "sft_lr": 1e-3,
+        "fluency_chars": 300_000,
+        "max_comparisons": 200_000,
+    },
+    gpus=0,
+    memory_gb=4.0,
+    default_budget_s=600.0,
+    scoring_timeout_s=120.0,
+)
+
 # What a score tells the agent: the win rates, rounded to the scoring noise's order (SD
 # 0.008 of raw on cpu); an invalid score says only whether model.pth was missing or was
 # not the student's weights (the details are about the agent's own file, and private).
@@ -113,7 +147,7 @@ SPEC = EnvironmentSpec(
     direction=Direction.HIGHER,
     raw_score_meaning="mean win rate (ties count half) of model.pth's sampled responses to "
     "held-out prompts against the base student's and the labelled opponent's, by the judge",
-    profiles={"cpu": CPU, "gpu": GPU},
+    profiles={"cpu": CPU, "gpu": GPU, "test": TEST},
     solutions={
         # The paper's starting script: best-of-2 with the judge, then fine-tune on winners.
         "starting": SolutionRecipe("starting", run=("python", "improve.py"),
