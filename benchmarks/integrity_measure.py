@@ -278,11 +278,13 @@ def policy_actions(env_id: str, policy: Degenerate, scratch: Path) -> list[Actio
 
 
 def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> None:
-    """Every declared cpu degenerate policy of the environment, as a run. A policy that
-    cannot be made here (a slow one without --slow-policies, or one whose making fails, e.g.
-    on stand-in assets) is kept as a missing case with the reason."""
+    """Every declared degenerate policy of the environment, as a run on the cpu profile,
+    whatever profiles the test suite checks it on (a policy moved to the small `test`
+    profile, or to gpu only, is still an attack family of the corpus). A policy that cannot
+    be made here (a slow one without --slow-policies, or one whose making fails, e.g. on
+    stand-in assets or where it needs a GPU) is kept as a missing case with the reason."""
     for policy in policies(env_id):
-        if "cpu" not in policy.profiles or not wanted("degenerate"):
+        if not wanted("degenerate"):
             continue
         if policy.slow and not slow:
             rows.append(make_row(env_id, "degenerate", policy.name, None, math.nan,

@@ -100,8 +100,10 @@ TEST = Profile(
     # solution built in the sandbox with the judge service, one official scoring each):
     # the start's responses fit their own prompts 0.18 more often than shifted ones (lift
     # 0.34 - 0.17; the reference 0.24), so neither is forfeited. A 1-layer/32-wide student
-    # learnt nothing (both forfeited, raw 0). Only tests use these anchors: a degenerate
-    # policy declared for "test" must land far below the start (a forfeit, raw 0).
+    # learnt nothing (both forfeited, raw 0); the measurement is in
+    # docs/benchmarks/data/nanogpt_chat_rl-test-1.1.0.json. Only tests use these anchors:
+    # a degenerate policy declared for "test" must land far below the start (a forfeit,
+    # raw 0).
     starting_raw=0.528125,
     reference_raw=0.63375,
     anchors_hardware="cpu:Intel(R) Xeon(R) Processor x2",
