@@ -81,22 +81,53 @@ def test_cheat_is_invalid(name: str, request: pytest.FixtureRequest,
         assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
 
 
+class StartTimes:
+    """The test profile's start, officially scored here: once at first, again (at most
+    `MAX_START_SCORINGS` in all) while a cheat is ahead of the fastest start by more than
+    the margin. One scoring of the start on a shared 2-core machine can come out slow: ten
+    back-to-back scorings on the idle VM spread over 2.18-2.67 ln ms (2026-12-04). A cheat
+    runs the start's code, so on a quiet retime it falls back within the margin; a lie that
+    worked would report a time near zero and stay ahead of any start."""
+
+    def __init__(self, score: Scorer, env: CpuEnv) -> None:
+        self._score, self._anchors = score, resolve_anchors(env.spec, env.profile)
+        self.raws: list[float] = []
+        self.time_again()
+
+    def time_again(self) -> bool:
+        """Score the start once more, if the limit allows; False when it does not."""
+        if len(self.raws) >= MAX_START_SCORINGS:
+            return False
+        start = self._score("starting")
+        assert start.valid, start.details
+        self.raws.append(start.raw)
+        return True
+
+    def anchors(self) -> Anchors:
+        """The profile's anchors with the fastest start timed here (lower ln ms is better)."""
+        return dataclasses.replace(self._anchors, starting_raw=min(self.raws))
+
+
+MAX_START_SCORINGS = 3
+
+
 @pytest.fixture(scope="module")
-def small_start_anchors(score_small: Scorer, small_env: CpuEnv) -> Anchors:
-    """The test profile's anchors with its start timed here (one official scoring)."""
-    start = score_small("starting")
-    assert start.valid, start.details
-    anchors = resolve_anchors(small_env.spec, small_env.profile)
-    return dataclasses.replace(anchors, starting_raw=start.raw)
+def start_times(score_small: Scorer, small_env: CpuEnv) -> StartTimes:
+    return StartTimes(score_small, small_env)
 
 
 @pytest.mark.parametrize("name", sorted(NO_BETTER_THAN_START))
 def test_cheat_is_no_better_than_start(name: str, score_small: Scorer,
-                                       small_start_anchors: Anchors, small_env: CpuEnv) -> None:
+                                       start_times: StartTimes, small_env: CpuEnv) -> None:
     result = score_small(CHEATS / name)
-    if result.valid:
-        score = normalize(result.raw, small_start_anchors, small_env.spec.direction)
-        assert score <= START_MARGIN, (score, result.raw, small_start_anchors)
+    if not result.valid:
+        return
+    while True:
+        anchors = start_times.anchors()
+        score = normalize(result.raw, anchors, small_env.spec.direction)
+        if score <= START_MARGIN or not start_times.time_again():
+            break
+    assert score <= START_MARGIN, (score, result.raw, start_times.raws, anchors)
 
 
 def _processes_mentioning(text: str) -> list[int]:
