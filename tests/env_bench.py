@@ -15,6 +15,7 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -27,7 +28,7 @@ from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
 from rebench.harness.workspace import materialize_solution
 from rebench.sandbox import default_isolation
-from rebench.scoring.declarations import Golden
+from rebench.scoring.declarations import Golden, Secrets
 
 PROFILE = "cpu"
 # Environments kept outside the package, for tests: toy_probe (a hidden number found with a
@@ -68,14 +69,26 @@ def is_fixture_environment(env_id: str) -> bool:
     return (FIXTURE_ENVIRONMENTS / env_id / "environment.py").is_file()
 
 
-def golden_of(env_id: str) -> Golden | None:
-    """The environment's GOLDEN declaration (its degenerate.py), or None."""
+def declarations(env_id: str) -> ModuleType | None:
+    """The environment's declarations for the generic tests (its degenerate.py: GOLDEN,
+    POLICIES, SECRETS; rebench/scoring/declarations.py), or None where it has none. A
+    fixture environment must be discoverable (fixture_environments) when it is asked for."""
     if not (environment_dir(env_id) / "degenerate.py").is_file():
         return None
     load_spec(env_id)  # makes an environment outside the package importable
-    module = importlib.import_module(f"rebench.environments.{env_id}.degenerate")
-    golden = getattr(module, "GOLDEN", None)
+    return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
+
+
+def golden_of(env_id: str) -> Golden | None:
+    """The environment's GOLDEN declaration (its degenerate.py), or None."""
+    golden = getattr(declarations(env_id), "GOLDEN", None)
     return golden if isinstance(golden, Golden) else None
+
+
+def secrets_of(env_id: str) -> Secrets | None:
+    """The environment's SECRETS declaration (its degenerate.py), or None."""
+    secrets = getattr(declarations(env_id), "SECRETS", None)
+    return secrets if isinstance(secrets, Secrets) else None
 
 
 def is_timed(env_id: str) -> bool:

@@ -9,15 +9,13 @@ added."""
 from __future__ import annotations
 
 import dataclasses
-import importlib
 import math
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
-from types import ModuleType
 
 import pytest
-from env_bench import EnvBench, fixture_environments, tested_environment_ids
+from env_bench import EnvBench, declarations, fixture_environments, tested_environment_ids
 
 from rebench.core.calibration import resolve_anchors
 from rebench.core.discovery import environment_dir, load_spec
@@ -40,17 +38,10 @@ from rebench.scoring.declarations import (
 pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
 
 
-def _declarations(env_id: str) -> ModuleType | None:
-    if not (environment_dir(env_id) / "degenerate.py").is_file():
-        return None
-    load_spec(env_id)  # makes an environment outside the package importable
-    return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
-
-
 def _cases() -> Iterator[object]:
     with fixture_environments():
         for env_id in tested_environment_ids():
-            module = _declarations(env_id)
+            module = declarations(env_id)
             for policy in getattr(module, "POLICIES", ()):
                 for profile in policy.profiles:
                     if profile == "gpu":
@@ -78,13 +69,13 @@ def test_every_environment_declares_degenerate_policies() -> None:
 
 def _check_declarations(missing: list[str], no_probe: list[str]) -> None:
     for env_id in tested_environment_ids():
-        policies = getattr(_declarations(env_id), "POLICIES", ())
+        policies = getattr(declarations(env_id), "POLICIES", ())
         if not policies:
             missing.append(env_id)
         elif not any(p.expect is Expect.NO_CHANNEL for p in policies):
             no_probe.append(env_id)
     undeclared = [(env_id, p.name, r) for env_id in tested_environment_ids()
-                  for p in getattr(_declarations(env_id), "POLICIES", ())
+                  for p in getattr(declarations(env_id), "POLICIES", ())
                   for r in p.reasons if r not in load_spec(env_id).feedback.all_reasons]
     assert not undeclared, f"reasons not in the feedback schema: {undeclared}"
 
@@ -172,7 +163,7 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profil
     if policy.expect is Expect.INVALID:
         assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
     elif policy.expect is Expect.AT_MOST_START and result.valid:
-        tolerance = getattr(_declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
         anchors = _anchors_here(env_id, profile_name, env_bench)
         score = normalize(result.raw, anchors, spec.direction)
         if _is_timed(env_id, profile_name) and not score <= tolerance:

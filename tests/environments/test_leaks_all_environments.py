@@ -2,29 +2,36 @@
 is tested by being added): code in the agent's sandbox and in a scoring child tries to import
 rebench's internals, find the corpus packages, read the cache, the runs root, the key, and
 read host paths from mountinfo. It must find nothing but the environment's own child modules.
+A fresh agent workspace of every environment (the fixture ones too) must hold none of its
+prepare's protected bytes (SECRETS in its degenerate.py).
 """
 
 from __future__ import annotations
 
 import fcntl
 import functools
+import hashlib
 import json
 import os
+import stat
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
+from env_bench import EnvBench, fixture_environments, secrets_of, tested_environment_ids
 
 from rebench.assets import corpus
 from rebench.core.discovery import environment_ids, load_spec
 from rebench.core.paths import cache_root, env_cache_dir, key_file, runs_root
 from rebench.harness.score_log import master_key
+from rebench.harness.workspace import populate_workspace
 from rebench.sandbox import Isolation, SandboxConfig, make_sandbox
 from rebench.sandbox.bwrap import bwrap_available
 from rebench.scoring.context import ScoringContext, profile_limits
+from rebench.scoring.declarations import Secrets
 
 # A scan for held-out bytes compares no time: its timing environments' items run in the
 # first pass of `make test` too.
@@ -314,3 +321,184 @@ def test_scoring_child_holds_no_held_out_passage(
         ctx.close()
     assert scan["files"] < len(agent_sandbox_scan["keys"])
     assert scan["hits"] == {}
+
+
+# ---------------------------------------------------------------------------------------
+# A fresh agent workspace (the starting files and the public assets, as every run gets it)
+# holds none of the prepare's protected bytes: no protected file under any name, no drawn
+# key (SECRETS.drawn: secret.bin, a record of drawn numbers) anywhere inside a file, and no
+# protected file of SUBSTRING_MIN bytes or more inside a larger one. A shorter protected
+# file (a JSON of one number) is compared whole only: its bytes could occur inside a
+# workspace file by chance, and the test must not depend on what a prepare drew.
+
+SUBSTRING_MIN = 64
+# A drawn file shorter than this could occur in a workspace by chance (4 random bytes).
+DRAWN_MIN = 16
+# Protected files larger than this are compared whole (by hash) but not searched for.
+SEARCH_MAX = 50 * 2**20
+_CHUNK = 16 * 2**20
+
+
+def _regular_files(root: Path) -> Iterator[tuple[str, Path, int]]:
+    """(path relative to root, path, size) of every regular file under root; no link is
+    followed, none is listed."""
+    for folder, dirs, files in os.walk(root, followlinks=False):
+        dirs.sort()
+        for name in sorted(files):
+            path = Path(folder) / name
+            info = path.lstat()
+            if stat.S_ISREG(info.st_mode):
+                yield path.relative_to(root).as_posix(), path, info.st_size
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(_CHUNK):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _contains(path: Path, needles: dict[str, bytes]) -> list[str]:
+    """The names of the needles found inside the file (read in chunks that overlap by the
+    longest needle, so a needle across a chunk's end is found too)."""
+    longest = max(len(n) for n in needles.values())
+    found: set[str] = set()
+    tail = b""
+    with path.open("rb") as handle:
+        while block := handle.read(max(_CHUNK, longest)):
+            data = tail + block
+            found |= {name for name, needle in needles.items() if needle in data}
+            tail = data[-(longest - 1):] if longest > 1 else b""
+    return sorted(found)
+
+
+def protected_bytes_in(workspace: Path, protected: Path, secrets: Secrets) -> list[str]:
+    """What of `protected` (a prepare's protected/) the files under `workspace` hold, in
+    words (empty: nothing). Every file of `secrets.drawn` must exist (with at least
+    DRAWN_MIN bytes) and occur inside no workspace file; no workspace file may equal a
+    protected file, nor contain one of SUBSTRING_MIN to SEARCH_MAX bytes. The files of
+    `secrets.given` are left out; empty protected files hold nothing and are skipped."""
+    findings: list[str] = []
+    kept = {rel: (path, size) for rel, path, size in _regular_files(protected)
+            if rel not in secrets.given}
+    for name in secrets.given:
+        if not (protected / name).is_file():
+            findings.append(f"protected/{name}: declared given, but the prepare keeps no "
+                            "such file")
+    needles: dict[str, bytes] = {}
+    for name in secrets.drawn:
+        if name not in kept:
+            findings.append(f"protected/{name}: declared drawn, but the prepare keeps no "
+                            "such file")
+        elif kept[name][1] < DRAWN_MIN:
+            findings.append(f"protected/{name}: declared drawn, but holds {kept[name][1]} "
+                            f"bytes, too few to tell a leak from chance")
+        else:
+            needles[name] = kept[name][0].read_bytes()
+    for rel, (path, size) in kept.items():
+        if rel not in needles and SUBSTRING_MIN <= size <= SEARCH_MAX:
+            needles[rel] = path.read_bytes()
+    by_size: dict[int, list[str]] = {}
+    for rel, (_, size) in kept.items():
+        if size > 0:
+            by_size.setdefault(size, []).append(rel)
+    hashes: dict[str, str] = {}
+    for ws_rel, path, size in _regular_files(workspace):
+        same = by_size.get(size, [])
+        if same:
+            digest = _sha256(path)
+            for rel in same:
+                if rel not in hashes:
+                    hashes[rel] = _sha256(kept[rel][0])
+                if hashes[rel] == digest:
+                    findings.append(f"{ws_rel}: a copy of protected/{rel}")
+        # (one of the same size is inside only if it is the whole: compared above)
+        fitting = {rel: needle for rel, needle in needles.items() if len(needle) < size}
+        if fitting:
+            findings += [f"{ws_rel}: holds the bytes of "
+                         f"{'the drawn ' if rel in secrets.drawn else ''}protected/{rel}"
+                         for rel in _contains(path, fitting)]
+    return findings
+
+
+def test_every_environment_declares_its_secrets() -> None:
+    with fixture_environments():
+        missing = [env_id for env_id in tested_environment_ids()
+                   if secrets_of(env_id) is None]
+    assert not missing, f"no SECRETS = Secrets(...) in degenerate.py: {missing}"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("env_id", tested_environment_ids())
+def test_fresh_workspace_holds_no_protected_bytes(env_id: str, tmp_path: Path,
+                                                  env_bench: EnvBench) -> None:
+    """The workspace every run starts from, after a real prepare (the session's, shared:
+    tests/env_bench.py), holds none of the prepare's protected bytes. The item's id is the
+    environment's: under pytest-xdist it runs in that environment's unit of work, on the
+    worker that prepares it (tests/conftest.py)."""
+    secrets = secrets_of(env_id)
+    assert secrets is not None, f"{env_id}: no SECRETS in degenerate.py"
+    assets = env_bench.prepared(env_id)
+    spec = load_spec(env_id)
+    workspace = tmp_path / "workspace"
+    populate_workspace(spec, spec.profile("cpu"), workspace)
+    assert any(True for _ in _regular_files(workspace)), "an empty workspace proves nothing"
+    assert any(True for _ in _regular_files(assets / "protected")), "nothing protected"
+    findings = protected_bytes_in(workspace, assets / "protected", secrets)
+    assert not findings, "\n".join(findings)
+
+
+def test_protected_bytes_check_catches_a_leak(tmp_path: Path) -> None:
+    """protected_bytes_in on a made-up prepare: each kind of leak is found, a given file
+    and a short file's bytes inside a larger one are not."""
+    protected, workspace = tmp_path / "protected", tmp_path / "workspace"
+    (protected / "data").mkdir(parents=True)
+    workspace.mkdir()
+    key = bytes(range(200, 232))
+    held_out = b"held-out tokens, " * 8  # 136 bytes
+    (protected / "secret.bin").write_bytes(key)
+    (protected / "data" / "test.bin").write_bytes(held_out)
+    (protected / "target.json").write_bytes(b'{"t": 1}')  # 8 bytes
+    (protected / "tool.py").write_bytes(b"print('a tool the agent gets')\n" * 4)
+    secrets = Secrets(drawn=("secret.bin",), given=("tool.py",))
+    (workspace / "notes.md").write_text('the answer is {"t": 1} or so\n')
+    (workspace / "tool.py").write_bytes((protected / "tool.py").read_bytes())
+    assert protected_bytes_in(workspace, protected, secrets) == []
+
+    (workspace / "copy.dat").write_bytes(held_out)
+    (workspace / "model.pth").write_bytes(b"weights" * 50 + key + b"more" * 9)
+    (workspace / "sub").mkdir()
+    (workspace / "sub" / "val.bin").write_bytes(b"prefix" + held_out + b"suffix")
+    (workspace / "t.json").write_bytes(b'{"t": 1}')
+    (workspace / "link").symlink_to(protected / "data" / "test.bin")
+    found = protected_bytes_in(workspace, protected, secrets)
+    assert sorted(found) == [
+        "copy.dat: a copy of protected/data/test.bin",
+        "model.pth: holds the bytes of the drawn protected/secret.bin",
+        "sub/val.bin: holds the bytes of protected/data/test.bin",
+        "t.json: a copy of protected/target.json",
+    ], found
+
+    # A declared drawn or given file that the prepare does not keep is a finding too, and
+    # so is a drawn file too short to search for.
+    stale = Secrets(drawn=("secret.bin", "gone.bin", "target.json"), given=("old.py",))
+    (tmp_path / "empty").mkdir()
+    assert sorted(protected_bytes_in(tmp_path / "empty", protected, stale)) == [
+        "protected/gone.bin: declared drawn, but the prepare keeps no such file",
+        "protected/old.py: declared given, but the prepare keeps no such file",
+        "protected/target.json: declared drawn, but holds 8 bytes, too few to tell a leak "
+        "from chance",
+    ]
+
+
+def test_secrets_declaration_is_checked() -> None:
+    Secrets(none_drawn="nothing is drawn at prepare")
+    Secrets(drawn=("keys/secret.bin",), given=("tool.py",))
+    bad: list[dict[str, Any]] = [
+        {}, {"drawn": ("secret.bin",), "none_drawn": "no"}, {"drawn": ("/key",)},
+        {"drawn": ("../key",)}, {"drawn": "secret.bin"}, {"drawn": ("./key",)},
+        {"drawn": ("k",), "given": ("k",)}, {"none_drawn": "x", "given": ("",)}]
+    for fields in bad:
+        with pytest.raises(ValueError):
+            Secrets(**fields)

@@ -1,7 +1,8 @@
 """What an environment declares about itself for the generic tests: what official scoring
 must give its own solutions (golden bands), the policies a lazy or hacking agent tries first
-(degenerate policies) and the submissions that try to carry a secret back through a score's
-feedback (channel probes).
+(degenerate policies), the submissions that try to carry a secret back through a score's
+feedback (channel probes) and which of its prepare's protected files hold what it drew at
+random (secrets).
 
 An environment lists them in `rebench/environments/<id>/degenerate.py`:
 
@@ -11,13 +12,16 @@ An environment lists them in `rebench/environments/<id>/degenerate.py`:
         Degenerate("public_table", "the optimum copied from the package's sweep table",
                    make=_copy_table, expect=Expect.AT_MOST_START),
     )
+    SECRETS = Secrets(drawn=("secret.bin",))
 
 Each `make(ctx)` turns `ctx.workspace` (a fresh copy of the starting files) into the
 submission; it runs on the trusted side of a test, with the public assets at hand, as an
 agent's own tools would. One generic test (tests/environments/test_degenerate_policies.py)
 scores every declared policy of every discovered environment through official scoring
-and checks its `expect`. Nothing here runs in a sandbox; the module is never a child
-module (the sandbox cannot import it).
+and checks its `expect`; another (tests/environments/test_leaks_all_environments.py)
+prepares the environment, builds a fresh agent workspace and checks that it holds none of
+the bytes of SECRETS' drawn files nor of any other protected file. Nothing here runs in a
+sandbox; the module is never a child module (the sandbox cannot import it).
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
@@ -129,3 +133,56 @@ class Golden:
             raise ValueError(f"a band's low is above its high: {self.bands}")
         if self.anchor_repeats < 1:
             raise ValueError("anchor_repeats must be at least 1")
+
+
+@dataclass(frozen=True)
+class Secrets:
+    """What the environment's prepare keeps in `protected/` that no agent may get, for the
+    generic leak test (tests/environments/test_leaks_all_environments.py): a fresh agent
+    workspace (the starting files and the public assets) must hold no protected file, and
+    none of the bytes of a `drawn` one anywhere inside any of its files.
+
+    `drawn`: the files (paths relative to protected/) whose bytes the prepare draws at
+    random: a key such as `secret.bin` that the held-out material derives from, a record
+    of a drawn target or budget. Each must exist after every prepare, and be long enough
+    (at least 16 bytes) that its bytes cannot turn up in a workspace by chance.
+    `none_drawn`: when `drawn` is empty, why the prepare keeps no drawn key (e.g. "the
+    inputs are drawn fresh at every scoring; nothing is drawn at prepare"). Exactly one of
+    the two is given.
+    `given`: protected files that the agent is given on purpose (the workspace holds a copy
+    by design), left out of the check; empty normally."""
+
+    drawn: tuple[str, ...] = ()
+    none_drawn: str = ""
+    given: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for field_name in ("drawn", "given"):
+            names = getattr(self, field_name)
+            if not isinstance(names, tuple):
+                raise ValueError(f"Secrets.{field_name} must be a tuple of file names "
+                                 f"(e.g. ('secret.bin',)), not {names!r}")
+            for name in names:
+                _check_relative(field_name, name)
+        if self.drawn and self.none_drawn.strip():
+            raise ValueError("Secrets: give either the drawn files or none_drawn's reason, "
+                             "not both")
+        if not self.drawn and not self.none_drawn.strip():
+            raise ValueError("Secrets: name the protected files the prepare draws at random "
+                             "(drawn=...) or say why it draws none (none_drawn=...)")
+        both = sorted(set(self.drawn) & set(self.given))
+        if both:
+            raise ValueError(f"Secrets: a drawn file cannot be given to the agent: {both}")
+
+
+def _check_relative(field_name: str, name: object) -> None:
+    """A protected file's name: a relative path below protected/, written plainly."""
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"Secrets.{field_name}: {name!r} is not a file name")
+    path = PurePosixPath(name)
+    if path.is_absolute() or ".." in path.parts or "\\" in name:
+        raise ValueError(f"Secrets.{field_name}: {name!r} must be a path relative to "
+                         "protected/, without '..'")
+    if path.as_posix() != name or path.parts in ((), (".",)):
+        raise ValueError(f"Secrets.{field_name}: write {name!r} as a plain relative path "
+                         f"({path.as_posix()!r})")

@@ -14,7 +14,7 @@ import json
 import numpy as np
 import torch
 
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 SOLUTION = "fixed_model.pth"
 WTE = "transformer.wte.weight"
@@ -128,3 +128,8 @@ POLICIES = (
 # The generic golden test: the start (the corrupted model as is) about 0, the reference
 # (fix.py's repair) about 1.
 GOLDEN = Golden()
+
+
+# The leak test: the prepare's 32 random bytes, from which the held-out split and the
+# embedding's corruption derive (prepare.py).
+SECRETS = Secrets(drawn=("secret.bin",))

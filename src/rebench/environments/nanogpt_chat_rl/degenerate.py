@@ -23,7 +23,14 @@ import torch
 
 from rebench.assets.gpt import GPT, GPTConfig
 from rebench.environments.nanogpt_chat_rl import chat
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, VerifyFn
+from rebench.scoring.declarations import (
+    Degenerate,
+    Expect,
+    Golden,
+    PolicyContext,
+    Secrets,
+    VerifyFn,
+)
 from rebench.scoring.kit import torch_device
 
 SOLUTION = "model.pth"
@@ -207,3 +214,8 @@ START_ACROSS_PREPARES = 0.25
 GOLDEN = Golden(bands=(("starting", -START_ACROSS_PREPARES, START_ACROSS_PREPARES),
                        ("reference", 0.8, 1.3)),
                 slow=("starting", "reference"))
+
+
+# The leak test: the prepare's 32 random bytes, from which the world, the prompts and the
+# labelled set derive (prepare.py).
+SECRETS = Secrets(drawn=("secret.bin",))

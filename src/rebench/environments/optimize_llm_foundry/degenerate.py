@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 # The start's time varies between scorings of one machine: 0.03 normalized over idle
 # calibration samples (18.8-20.4 s), but SD 0.10 on CI's 2-core machine (the same pipeline
@@ -163,3 +163,8 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 # CI machine reached 0.12 in ln(seconds) (19.7 s, then 17.4 s), about 0.1 normalized.
 GOLDEN = Golden(bands=(("starting", -0.15, 0.15), ("reference", 0.8, 1.3)),
                 slow=("starting", "reference"), check=_golden_check)
+
+
+# The leak test: the prepare's 32 random bytes, from which the held-out works and the
+# held-out rows (heldout_data.jsonl) derive (prepare.py).
+SECRETS = Secrets(drawn=("secret.bin",))

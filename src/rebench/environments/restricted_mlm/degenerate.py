@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 # What a workspace holds besides the starting files (data/ is read from public_dir).
 _PUBLIC = ("config.json", "model.pt", "tokenizer.json", "export_child.py", "graph_check.py",
@@ -287,3 +287,8 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 
 
 GOLDEN = Golden(check=_golden_check)
+
+
+# The leak test: the prepare's 32 random bytes, from which the corpus split and the
+# held-out test chunks derive (prepare.py).
+SECRETS = Secrets(drawn=("secret.bin",))

@@ -16,7 +16,7 @@ import inspect
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 START_TOLERANCE = 0.0  # the start is exactly 0 solved; no noise to allow for
 
@@ -219,3 +219,8 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 # The start solves nothing (exactly 0); the reference's raw is deterministic (the simulator
 # is seeded).
 GOLDEN = Golden(check=_golden_check)
+
+
+# The leak test: the prepare's 32 random bytes, from which the held-out problems' tests and
+# examples derive (prepare.py).
+SECRETS = Secrets(drawn=("secret.bin",))

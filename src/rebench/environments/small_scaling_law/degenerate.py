@@ -17,7 +17,7 @@ from pathlib import Path
 
 from rebench.core.score import ScoreResult
 from rebench.environments.small_scaling_law.sweep import table_optimum
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 
 def _recipe(ctx: PolicyContext) -> dict[str, object]:
@@ -127,3 +127,10 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 
 # The reference is built through the experiments service in the sandbox (15 experiments).
 GOLDEN = Golden(check=_golden_check)
+
+
+# The leak test: the prepare keeps no key (its generator's seed is not stored); meta.json
+# records what it drew, the target budget (public: recipe.json tells it) and the hidden
+# noise rate. The held-out windows, noised at random, are protected files the test checks
+# like any other.
+SECRETS = Secrets(drawn=("meta.json",))

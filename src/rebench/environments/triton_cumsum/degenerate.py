@@ -19,7 +19,7 @@ from pathlib import Path
 
 from rebench.core.pyparse import parse_python
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext
+from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
 
 # The start's raw score (ln ms, the fastest of 9 timed calls) spread with SD 0.047 over 10
 # official scorings on the idle 2-core VM (2026-12-01), 0.014 normalized (start and
@@ -138,3 +138,7 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 GOLDEN = Golden(bands=(("starting", -0.05, 0.05), ("reference", 0.8, 1.3),
                        ("expert", 0.8, math.inf)),
                 slow=("expert",), check=_golden_check, anchor_repeats=2)
+
+
+SECRETS = Secrets(none_drawn="the inputs are drawn fresh at every scoring; the prepare "
+                             "keeps only the profile's public parameters (params.json)")
