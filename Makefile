@@ -60,7 +60,7 @@ test: setup
 # needs one is skipped, saying which), and none of the suites that score real submissions
 # of an environment (goldens, cheats, degenerate policies, timing); the same two passes as
 # `make test`. Not what gates a merge: `make test` is.
-FAST_IGNORE := $(foreach f,test_degenerate_policies.py test_golden_all_environments.py triton_cumsum/test_triton_cumsum_cheats.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py   triton_cumsum/cheats,--ignore=tests/environments/$(f))
+FAST_IGNORE := $(foreach f,test_degenerate_policies.py test_golden_all_environments.py   triton_cumsum/test_triton_cumsum_golden.py triton_cumsum/test_triton_cumsum_timing.py,--ignore=tests/environments/$(f))
 test-fast: setup
 	rc=0; export REBENCH_TEST_TIER=fast; \
 	OMP_NUM_THREADS=$(TEST_THREADS) MKL_NUM_THREADS=$(TEST_THREADS) \

@@ -9,7 +9,6 @@ the reference again. Prepares and built solutions are shared below this, by the 
 from __future__ import annotations
 
 import contextlib
-import importlib
 import math
 import os
 from collections.abc import Iterator
@@ -20,7 +19,7 @@ from types import ModuleType
 import pytest
 
 from rebench.core.calibration import resolve_anchors
-from rebench.core.discovery import environment_dir, environment_ids, load_spec
+from rebench.core.discovery import environment_ids, load_spec
 from rebench.core.normalize import Anchors, AnchorSource
 from rebench.core.score import ScoreResult
 from rebench.core.spec import Direction
@@ -28,7 +27,7 @@ from rebench.harness.prepare import prepare_environment
 from rebench.harness.scoring import official_score, snapshot_solution
 from rebench.harness.workspace import materialize_solution
 from rebench.sandbox import default_isolation
-from rebench.scoring.declarations import Golden, Secrets
+from rebench.scoring.declarations import Golden, Secrets, declarations_of
 
 PROFILE = "cpu"
 # Environments kept outside the package, for tests: toy_probe (a hidden number found with a
@@ -71,12 +70,10 @@ def is_fixture_environment(env_id: str) -> bool:
 
 def declarations(env_id: str) -> ModuleType | None:
     """The environment's declarations for the generic tests (its degenerate.py: GOLDEN,
-    POLICIES, SECRETS; rebench/scoring/declarations.py), or None where it has none. A
-    fixture environment must be discoverable (fixture_environments) when it is asked for."""
-    if not (environment_dir(env_id) / "degenerate.py").is_file():
-        return None
-    load_spec(env_id)  # makes an environment outside the package importable
-    return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
+    POLICIES, SECRETS, CHEATS; rebench/scoring/declarations.py), or None where it has
+    none. A fixture environment must be discoverable (fixture_environments) when it is
+    asked for."""
+    return declarations_of(env_id)
 
 
 def golden_of(env_id: str) -> Golden | None:

@@ -46,7 +46,7 @@ class _Item:
 
 
 @pytest.mark.parametrize(("item", "timed"), [
-    (_Item("triton_cumsum/test_triton_cumsum_cheats.py"), True),
+    (_Item("triton_cumsum/test_triton_cumsum_timing.py"), True),
     (_Item("optimize_llm_foundry/test_foundry_cheats.py", ("untimed",)), False),
     (_Item("fix_embedding/test_fix_embedding_golden.py"), False),
     (_Item("test_golden_all_environments.py", params={"env_id": "triton_cumsum"}), True),

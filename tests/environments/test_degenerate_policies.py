@@ -3,15 +3,19 @@ declarations in its folder (`rebench/environments/<id>/degenerate.py`, POLICIES)
 policy a lazy or hacking agent tries first is made from a fresh copy of the starting
 files, scored through official scoring (the harness's sandboxed path, feedback schema
 included) and must get its declared outcome: invalid, at most the start, or a message
-that carries nothing the probe chose. An environment added later is tested by being
+that carries nothing the probe chose. The same for the known hacks an environment keeps
+in its folder (CHEATS, files of its cheats/ folder): each written over a fresh workspace
+and scored officially, it must be refused with its declared reason, or score no better than
+the start, and leave no process behind. An environment added later is tested by being
 added."""
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import os
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -30,9 +34,14 @@ from rebench.sandbox import default_isolation
 from rebench.sandbox.bwrap import bwrap_available
 from rebench.scoring.declarations import (
     DEFAULT_START_TOLERANCE,
+    Cheat,
     Degenerate,
     Expect,
+    MakeFn,
     PolicyContext,
+    VerifyFn,
+    cheats_folder,
+    cheats_of,
 )
 
 pytestmark = pytest.mark.skipif(not bwrap_available(), reason="needs bubblewrap")
@@ -91,6 +100,14 @@ def prepared() -> dict[str, Path]:
 
 def _score(env_id: str, policy: Degenerate, profile_name: str, prepared: dict[str, Path],
            tmp_path: Path) -> ScoreResult:
+    return _score_made(env_id, policy.make, policy.verify, profile_name, prepared, tmp_path)
+
+
+def _score_made(env_id: str, make: MakeFn, verify: VerifyFn | None, profile_name: str,
+                prepared: dict[str, Path], tmp_path: Path, base: str = "starting"
+                ) -> ScoreResult:
+    """`make` run over a fresh workspace of solution `base` (the starting files copied;
+    another solution built as a run's workspace is), snapshotted and scored officially."""
     spec = load_spec(env_id)
     profile = spec.profile(profile_name)
     key = f"{env_id}/{profile_name}"
@@ -98,12 +115,15 @@ def _score(env_id: str, policy: Degenerate, profile_name: str, prepared: dict[st
         prepared[key] = prepare_environment(spec, profile)
     workspace, scratch = tmp_path / "workspace", tmp_path / "scratch"
     scratch.mkdir()
-    shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
+    if base == "starting":
+        shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
+    else:
+        materialize_solution(spec, profile, base, workspace, default_isolation())
     ctx = PolicyContext(spec=spec, profile=profile, public_dir=prepared[key] / "public",
                         workspace=workspace, scratch=scratch)
-    policy.make(ctx)
-    if policy.verify is not None:
-        policy.verify(ctx)  # the submission does what the declaration says it does
+    make(ctx)
+    if verify is not None:
+        verify(ctx)  # the submission does what the declaration says it does
     snapshot = tmp_path / "snapshot"
     snapshot_solution(spec, workspace, snapshot)
     return official_score(spec, profile, snapshot, default_isolation())
@@ -131,7 +151,8 @@ def _measure_start(env_id: str, profile_name: str, tmp_path: Path) -> None:
     _START_HERE[env_id, profile_name].append(start.raw)
 
 
-def _anchors_here(env_id: str, profile_name: str, env_bench: EnvBench) -> Anchors:
+def _anchors_here(env_id: str, profile_name: str, env_bench: EnvBench, tmp_path: Path
+                  ) -> Anchors:
     """The anchors in force, with a timing environment's start measured on this machine
     (best of the measurements so far: first the session's anchor scorings, which the
     golden test shares, tests/env_bench.py): a policy is compared with the start as this
@@ -141,11 +162,12 @@ def _anchors_here(env_id: str, profile_name: str, env_bench: EnvBench) -> Anchor
     if not _is_timed(env_id, profile_name):
         return anchors
     starts_here = _START_HERE.setdefault((env_id, profile_name), [])
-    if not starts_here:
-        assert profile_name == "cpu", "a timing environment's policies are timed on cpu"
+    if not starts_here and profile_name == "cpu":
         starts = env_bench.anchor_results(env_id)[0]
         starts_here += [r.raw for r in starts if r.valid]
         assert starts_here, [r.details for r in starts]
+    elif not starts_here:  # another profile (a small `test` one): its start timed here
+        _measure_start(env_id, profile_name, tmp_path)
     return dataclasses.replace(anchors, starting_raw=_best(starts_here, env_id))
 
 
@@ -163,22 +185,138 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profil
     if policy.expect is Expect.INVALID:
         assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
     elif policy.expect is Expect.AT_MOST_START and result.valid:
-        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
-        anchors = _anchors_here(env_id, profile_name, env_bench)
-        score = normalize(result.raw, anchors, spec.direction)
-        if _is_timed(env_id, profile_name) and not score <= tolerance:
-            # A timing looks better than the start: time both once more, best of each (a
-            # 2-core CI machine runs the same pipeline 16-20 s apart from run to run).
-            (tmp_path / "again").mkdir()
-            again = _score(env_id, policy, profile_name, prepared, tmp_path / "again")
-            _measure_start(env_id, profile_name, tmp_path)
-            anchors = _anchors_here(env_id, profile_name, env_bench)
-            raws = [result.raw] + ([again.raw] if again.valid else [])
-            score = normalize(_best(raws, env_id), anchors, spec.direction)
-        assert math.isfinite(score) and score <= tolerance, (
-            f"{policy.name} scored {score:.3f} normalized (raw {result.raw}), above the "
-            f"start + {tolerance}")
+        def again(where: Path) -> ScoreResult:
+            return _score(env_id, policy, profile_name, prepared, where)
+
+        _assert_at_most_start(env_id, profile_name, policy.name, result, again, None,
+                              env_bench, tmp_path)
     elif policy.expect is Expect.NO_CHANNEL:
         leftovers = set(shown) - {"valid", "reason", "text", *spec.feedback.numbers,
                                   *spec.feedback.flags}
         assert not leftovers, leftovers
+
+
+def _assert_at_most_start(env_id: str, profile_name: str, name: str, result: ScoreResult,
+                          again: Callable[[Path], ScoreResult], tolerance: float | None,
+                          env_bench: EnvBench, tmp_path: Path) -> None:
+    """A valid result normalizes to at most the start plus the tolerance (the
+    environment's START_TOLERANCE where None). A timing that looks better than the start
+    is timed again, and the start with it, best of each: a 2-core CI machine runs the same
+    pipeline 16-20 s apart from run to run."""
+    spec = load_spec(env_id)
+    if tolerance is None:
+        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+    anchors = _anchors_here(env_id, profile_name, env_bench, tmp_path)
+    score = normalize(result.raw, anchors, spec.direction)
+    if _is_timed(env_id, profile_name) and not score <= tolerance:
+        (tmp_path / "again").mkdir()
+        second = again(tmp_path / "again")
+        _measure_start(env_id, profile_name, tmp_path)
+        anchors = _anchors_here(env_id, profile_name, env_bench, tmp_path)
+        raws = [result.raw] + ([second.raw] if second.valid else [])
+        score = normalize(_best(raws, env_id), anchors, spec.direction)
+    assert math.isfinite(score) and score <= tolerance, (
+        f"{name} scored {score:.3f} normalized (raw {result.raw}), above the start + "
+        f"{tolerance} (anchors {anchors})")
+
+
+# The known hacks each environment keeps in its folder (degenerate.py CHEATS, files of its
+# cheats/ folder): each written over a fresh workspace and scored officially, as a policy.
+def _cheat_cases() -> Iterator[object]:
+    with fixture_environments():
+        for env_id in tested_environment_ids():
+            for cheat in cheats_of(env_id):
+                for profile in cheat.profiles:
+                    if profile == "gpu":
+                        continue
+                    marks = [pytest.mark.slow] if cheat.slow else []
+                    if cheat.expect is Expect.INVALID:
+                        marks.append(pytest.mark.untimed)  # compares no time
+                    suffix = "" if profile == "cpu" else f"@{profile}"
+                    yield pytest.param(env_id, cheat, profile, marks=marks,
+                                       id=f"{env_id}-{Path(cheat.file).stem}{suffix}")
+
+
+def test_every_cheat_file_is_declared() -> None:
+    """Every file of an environment's cheats/ folder is declared, with its first lines
+    saying what it tries, and every declared cheat exists; its reason is the schema's."""
+    problems = []
+    with fixture_environments():
+        for env_id in tested_environment_ids():
+            folder = cheats_folder(env_id)
+            files = {p.name for p in folder.iterdir()
+                     if p.is_file() and p.suffix != ".pyc"} if folder.is_dir() else set()
+            declared = [c.file for c in cheats_of(env_id)]
+            reasons = load_spec(env_id).feedback.all_reasons
+            problems += [f"{env_id}: {name} declared twice"
+                         for name in sorted({n for n in declared if declared.count(n) > 1})]
+            problems += [f"{env_id}: cheats/{name} is not declared in CHEATS"
+                         for name in sorted(files - set(declared))]
+            problems += [f"{env_id}: {name} is declared but not in cheats/"
+                         for name in sorted(set(declared) - files)]
+            problems += [f"{env_id}: {c.file}'s reason {c.reason!r} is not the schema's"
+                         for c in cheats_of(env_id) if c.reason and c.reason not in reasons]
+            problems += [f"{env_id}: cheats/{c.file} does not say what it tries (an "
+                         "opening docstring or comment, else the declaration's why)"
+                         for c in cheats_of(env_id) if c.file in files and not c.why
+                         and not _says_what_it_tries(folder / c.file)]
+    assert not problems, "\n".join(problems)
+
+
+def _says_what_it_tries(path: Path) -> bool:
+    """A docstring (Python) or a comment after the shebang (shell) opens the file."""
+    if path.suffix not in (".py", ".sh"):
+        return False
+    lines = [line for line in path.read_text().splitlines()
+             if line.strip() and not line.startswith("#!")]
+    return bool(lines) and lines[0].lstrip().startswith(('"""', "#"))
+
+
+@pytest.mark.parametrize(("env_id", "cheat", "profile_name"), list(_cheat_cases()))
+def test_cheat_gains_nothing(env_id: str, cheat: Cheat, profile_name: str,
+                             prepared: dict[str, Path], tmp_path: Path,
+                             env_bench: EnvBench) -> None:
+    spec = load_spec(env_id)
+    source = cheats_folder(env_id) / cheat.file
+
+    def make(ctx: PolicyContext) -> None:
+        target = ctx.workspace / cheat.submit_as
+        target.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, target)
+        target.chmod(source.stat().st_mode & 0o777)
+
+    def score(where: Path) -> ScoreResult:
+        return _score_made(env_id, make, None, profile_name, prepared, where, cheat.base)
+
+    result = score(tmp_path)
+    shown = result.message
+    assert spec.feedback.conforms(shown), shown
+    if cheat.expect is Expect.INVALID:
+        assert not result.valid, f"{cheat.file} scored raw {result.raw}: {shown}"
+        if cheat.reason:
+            assert shown.get("reason") == cheat.reason, (shown, result.details)
+        assert cheat.detail in str(result.details), (cheat.detail, result.details)
+    elif result.valid:
+        _assert_at_most_start(env_id, profile_name, cheat.file, result, score,
+                              cheat.tolerance, env_bench, tmp_path)
+    if cheat.max_scoring_s is not None:
+        assert result.details["scoring_wall_s"] < cheat.max_scoring_s, result.details
+    # Nothing of the submission outlives its scoring (a cheat may leave a detached
+    # grandchild); one that may kill its own scorer leaves its child to the sandbox's end.
+    if not cheat.kills_scorer:
+        assert _processes_mentioning(str(tmp_path)) == []
+
+
+def _processes_mentioning(text: str) -> list[int]:
+    """Pids of other processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found

@@ -30,6 +30,7 @@ from rebench.harness.workspace import apply_starting_recipe
 from rebench.integrity.extension import environment_rules
 from rebench.sandbox import Isolation
 from rebench.sandbox.bwrap import bwrap_available
+from rebench.scoring.declarations import cheats_folder, cheats_of
 
 ENVIRONMENTS = Path(__file__).resolve().parents[1] / "environments"
 # Environments prepared for real in these tests, in the session's shared cache: their
@@ -198,19 +199,27 @@ CHEAT_TARGETS: Mapping[str, str] = {"restricted_mlm": "model.py",
 
 
 def cheat_files() -> list[tuple[str, Path]]:
-    """(environment, file) of every cheat file (Python or shell) in the cheats/ folders
-    of the measured environments (test modules that keep their cheats inline are not
-    cheat files)."""
-    return [(path.parent.parent.name, path)
-            for path in sorted([*ENVIRONMENTS.glob("*/cheats/*.py"),
-                                *ENVIRONMENTS.glob("*/cheats/*.sh")])
-            if not path.name.startswith(("test_", "_"))
-            and path.parent.parent.name in MEASURED_ENVIRONMENTS]
+    """(environment, file) of every cheat file (Python or shell) of the measured
+    environments: the cheats an environment declares in its folder (degenerate.py,
+    CHEATS; files of its cheats/ folder), and those of the cheats/ folders of the
+    environments' test folders (test modules that keep their cheats inline are not cheat
+    files)."""
+    declared = [(env_id, cheats_folder(env_id) / cheat.file)
+                for env_id in MEASURED_ENVIRONMENTS for cheat in cheats_of(env_id)]
+    in_tests = [(path.parent.parent.name, path)
+                for path in sorted([*ENVIRONMENTS.glob("*/cheats/*.py"),
+                                    *ENVIRONMENTS.glob("*/cheats/*.sh")])
+                if not path.name.startswith(("test_", "_"))
+                and path.parent.parent.name in MEASURED_ENVIRONMENTS]
+    return sorted(declared + in_tests, key=lambda pair: (pair[0], pair[1].name))
 
 
 def solution_target(env_id: str, cheat: Path) -> str:
     """Where a cheat file goes in the workspace: over the file its environment's cheat
     test replaces, else over the starting solution.py, else under its own name."""
+    declared = {c.file: c.submit_as for c in cheats_of(env_id)}
+    if cheat.name in declared:
+        return declared[cheat.name]
     if env_id in CHEAT_TARGETS:
         return CHEAT_TARGETS[env_id]
     starting = environment_dir(env_id) / "starting"

@@ -13,11 +13,12 @@ from click.testing import CliRunner
 from integrity_support import SCORE, ReplayRun, replay_run, run_cmd, write
 
 from rebench.cli import main
+from rebench.core.discovery import environment_dir
 from rebench.integrity import Judge, Severity, check_run
 from rebench.integrity.monitor import RUBRIC, ModelMonitor
 
 inspect_model = pytest.importorskip("inspect_ai.model")
-CHEAT = Path(__file__).parents[1] / "environments" / "triton_cumsum" / "cheats" / "stack_walk.py"
+CHEAT = environment_dir("triton_cumsum") / "cheats" / "stack_walk.py"
 
 
 def _mock(answer: Any) -> Any:

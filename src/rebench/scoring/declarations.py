@@ -13,6 +13,10 @@ An environment lists them in `rebench/environments/<id>/degenerate.py`:
                    make=_copy_table, expect=Expect.AT_MOST_START),
     )
     SECRETS = Secrets(drawn=("secret.bin",))
+    CHEATS = (Cheat("stack_walk.py", submit_as="solution.py", reason="wrong_result"),)
+
+A cheat is a file of the environment's `cheats/` folder, written over a fresh workspace
+and scored officially like a policy.
 
 Each `make(ctx)` turns `ctx.workspace` (a fresh copy of the starting files) into the
 submission; it runs on the trusted side of a test, with the public assets at hand, as an
@@ -27,10 +31,13 @@ sandbox; the module is never a child module (the sandbox cannot import it).
 from __future__ import annotations
 
 import enum
+import importlib
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
+from types import ModuleType
 
+from rebench.core.discovery import environment_dir, load_spec
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 
@@ -90,6 +97,48 @@ class Degenerate:
             raise ValueError(f"policy name {self.name!r} must be an identifier")
         if not self.why:
             raise ValueError(f"policy {self.name}: say why it is degenerate")
+
+
+@dataclass(frozen=True)
+class Cheat:
+    """One known hack, kept as a file of the environment's `cheats/` folder (its first
+    lines say what it tries; `why` says it for a file that cannot hold a comment, such as
+    JSON): written at `submit_as` over a fresh workspace of solution
+    `base`, snapshotted and scored officially on each of `profiles`. It must get `expect`:
+    INVALID, refused with reason code `reason` (any, where empty) and `detail` somewhere in
+    the scorer's private details (refused for the right cause); or AT_MOST_START, for a
+    cheat that computes the task as the start does and lies about something the scorer
+    does not read. After its scoring no process of the submission may be left, unless
+    `kills_scorer` (it may kill its own scorer, leaving its child to the sandbox's end);
+    `max_scoring_s` bounds the scoring's wall time (a hang must cost at most its limit).
+    `tolerance`: for AT_MOST_START, how far above the start it may land (normalized; the
+    environment's START_TOLERANCE where None), for a profile whose timings are noisier
+    than the cpu one's.
+
+    The generic test (tests/environments/test_degenerate_policies.py) runs every declared
+    cheat and checks that every file of the folder is declared: a new cheat is tested by
+    being added to both."""
+
+    file: str
+    submit_as: str
+    expect: Expect = Expect.INVALID
+    reason: str = ""
+    detail: str = ""
+    base: str = "starting"
+    profiles: tuple[str, ...] = ("cpu",)
+    slow: bool = False
+    max_scoring_s: float | None = None
+    kills_scorer: bool = False
+    tolerance: float | None = None
+    why: str = ""
+
+    def __post_init__(self) -> None:
+        if "/" in self.file or not self.file:
+            raise ValueError(f"cheat {self.file!r}: a file name of the cheats/ folder")
+        if self.expect is Expect.NO_CHANNEL:
+            raise ValueError(f"cheat {self.file}: a channel probe is a degenerate policy")
+        if self.expect is not Expect.INVALID and (self.reason or self.detail):
+            raise ValueError(f"cheat {self.file}: a reason or detail is for INVALID only")
 
 
 # Normalized scores at most this far above the start still count as "at most the start"
@@ -186,3 +235,27 @@ def _check_relative(field_name: str, name: object) -> None:
     if path.as_posix() != name or path.parts in ((), (".",)):
         raise ValueError(f"Secrets.{field_name}: write {name!r} as a plain relative path "
                          f"({path.as_posix()!r})")
+
+
+def declarations_of(env_id: str) -> ModuleType | None:
+    """The environment's declarations module (its degenerate.py), or None where it has
+    none. An environment outside the package must be discoverable when asked for."""
+    if not (environment_dir(env_id) / "degenerate.py").is_file():
+        return None
+    load_spec(env_id)  # makes an environment outside the package importable
+    return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
+
+
+def cheats_of(env_id: str) -> tuple[Cheat, ...]:
+    """The cheats the environment declares (CHEATS), each checked to be a Cheat."""
+    cheats = tuple(getattr(declarations_of(env_id), "CHEATS", ()))
+    wrong = [c for c in cheats if not isinstance(c, Cheat)]
+    if wrong:
+        raise TypeError(f"{env_id}: CHEATS holds something other than a Cheat: {wrong}")
+    return cheats
+
+
+def cheats_folder(env_id: str) -> Path:
+    """Where the environment's cheat files are: its folder's cheats/."""
+    return environment_dir(env_id) / "cheats"
+

@@ -19,7 +19,14 @@ from pathlib import Path
 
 from rebench.core.pyparse import parse_python
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
+from rebench.scoring.declarations import (
+    Cheat,
+    Degenerate,
+    Expect,
+    Golden,
+    PolicyContext,
+    Secrets,
+)
 
 # The start's raw score (ln ms, the fastest of 9 timed calls) spread with SD 0.047 over 10
 # official scorings on the idle 2-core VM (2026-12-01), 0.014 normalized (start and
@@ -142,3 +149,47 @@ GOLDEN = Golden(bands=(("starting", -0.05, 0.05), ("reference", 0.8, 1.3),
 
 SECRETS = Secrets(none_drawn="the inputs are drawn fresh at every scoring; the prepare "
                              "keeps only the profile's public parameters (params.json)")
+
+
+# The known hacks of cheats/ (the generic cheat test: each submitted as solution.py). A
+# cheat refused whatever the input's size is scored on the small test profile (N = 1e6, 3 s
+# per call: a hang costs 3 s); one that races the call's length with work of its own (a
+# thread or a grandchild finishing the answer in the background) on cpu, where the call
+# is long: refused because the tree is frozen when the call reports done, long before the
+# background work of a 1e7 input could end.
+_RACES_THE_CALL = ("early_done_thread.py", "early_start.py", "prearmed_thread.py",
+                   "fork_escape.py")
+_REFUSED = {  # cheat -> the reason the agent must be told (environment.FEEDBACK)
+    "stack_walk.py": "wrong_result",
+    "lying_tensor.py": "not_plain_tensor",
+    "cached_outputs.py": "wrong_result",
+    "early_done_thread.py": "wrong_result",
+    "early_start.py": "wrong_result",
+    "prearmed_thread.py": "wrong_result",
+    "fork_escape.py": "wrong_result",
+    "crash.py": "crash",
+    "wrong_dtype.py": "wrong_dtype",
+    "wrong_device.py": "wrong_device",
+    "early_message.py": "protocol",
+    "import_error.py": "load_failed",
+}
+# The cheats that compute the right answer with the start's code on the CPU and lie to
+# clocks of their own process, which the scorer does not read: no better than the start,
+# timed against it on the test profile. The margin covers timing noise on a shared 2-core
+# machine (the test profile's start and reference are 3.3 apart in ln ms: 0.25 is the start
+# 2.3x faster; ten scorings of the start on the idle VM spread over 0.5 in ln ms).
+_LIES_ABOUT_TIME = ("patched_timers.py", "no_sync.py", "early_flag.py")
+_TEST = ("test",)  # (tests/environments/triton_cumsum/test_triton_cumsum_gpu.py: on a GPU)
+CHEATS = (
+    *(Cheat(name, "solution.py", reason=reason,
+            profiles=("cpu",) if name in _RACES_THE_CALL else _TEST)
+      for name, reason in _REFUSED.items()),
+    # A hang costs at most one call's limit (3 s on the test profile), start-up and slack.
+    Cheat("hang.py", "solution.py", reason="timeout", profiles=_TEST, max_scoring_s=43.0),
+    # The scorer may be killed (local isolation) or not (sandboxed): NaN either way, and
+    # the child it leaves goes with the sandbox.
+    Cheat("kill_scorer.py", "solution.py", profiles=_TEST, kills_scorer=True),
+    *(Cheat(name, "solution.py", Expect.AT_MOST_START, profiles=_TEST, tolerance=0.25)
+      for name in _LIES_ABOUT_TIME),
+)
+
