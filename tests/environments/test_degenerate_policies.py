@@ -104,10 +104,11 @@ def _score(env_id: str, policy: Degenerate, profile_name: str, prepared: dict[st
 
 
 def _score_made(env_id: str, make: MakeFn, verify: VerifyFn | None, profile_name: str,
-                prepared: dict[str, Path], tmp_path: Path, base: str = "starting"
+                prepared: dict[str, Path], tmp_path: Path, base: str | None = None
                 ) -> ScoreResult:
-    """`make` run over a fresh workspace of solution `base` (the starting files copied;
-    another solution built as a run's workspace is), snapshotted and scored officially."""
+    """`make` run over a fresh copy of the starting files (a policy), or over a fresh
+    workspace of solution `base` as a run's is (a cheat: the starting files or another
+    solution's, the public assets, built), snapshotted and scored officially."""
     spec = load_spec(env_id)
     profile = spec.profile(profile_name)
     key = f"{env_id}/{profile_name}"
@@ -115,7 +116,7 @@ def _score_made(env_id: str, make: MakeFn, verify: VerifyFn | None, profile_name
         prepared[key] = prepare_environment(spec, profile)
     workspace, scratch = tmp_path / "workspace", tmp_path / "scratch"
     scratch.mkdir()
-    if base == "starting":
+    if base is None:
         shutil.copytree(environment_dir(env_id) / spec.solutions["starting"].folder, workspace)
     else:
         materialize_solution(spec, profile, base, workspace, default_isolation())

@@ -22,6 +22,7 @@ from rebench.integrity.submission_checks import (
     text_name_flags,
     unreadable_weights_flags,
 )
+from rebench.scoring.declarations import cheats_folder
 
 ROOT = Path(__file__).resolve().parents[2]
 TRITON_START = (ROOT / "src/rebench/environments/triton_cumsum/starting/solution.py").read_text()
@@ -213,7 +214,7 @@ def test_a_get_trained_model_that_never_returns_is_not_an_untrained_model() -> N
                                "        from torch import nn\n"
                                "        return nn.Linear(2, 2)\n    while False:")
         assert "untrained-model" in _rules("restricted_mlm", "model.py", returns), name
-    blowup = (mlm / "compute_blowup.py").read_text()
+    blowup = (cheats_folder("restricted_mlm") / "compute_blowup.py").read_text()  # declared
     assert "untrained-model" in _rules("restricted_mlm", "model.py", blowup)
 
 

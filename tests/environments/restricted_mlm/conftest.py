@@ -8,6 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mlm_cheats import CHEATS
 
 from rebench.core.discovery import load_spec
 from rebench.core.score import ScoreResult
@@ -15,8 +16,6 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.harness.prepare import prepare_environment
 from rebench.sandbox import Isolation, default_isolation
 from rebench.scoring.context import ScoringContext
-
-CHEATS = Path(__file__).parent / "cheats"
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,8 @@
-"""Every file in cheats/ is refused with a reason naming what was refused: submitted as
-model.py and scored (cpu profile, the solution's code sandboxed), or, for the cheats that
-the graph rules refuse from the exported graph alone, exported in the test process and
-checked by those rules (IN_PROCESS)."""
+"""restricted_mlm's cheats that this folder scores itself (the ones declared in the
+environment's folder, degenerate.py CHEATS, are submitted as model.py and scored officially
+by the generic cheat test): the cheats that the graph rules refuse from the exported graph
+alone, exported in the test process and checked by those rules (IN_PROCESS); a lie that
+gains nothing; the runaway children, stopped at a short export timeout."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from mlm_cheats import CHEATS
 
 from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
@@ -26,71 +28,42 @@ from rebench.environments.restricted_mlm.graph_check import GraphError, parse_gr
 from rebench.environments.restricted_mlm.scoring import EvalPlan
 from rebench.sandbox import Isolation
 from rebench.scoring.context import ScoringContext
+from rebench.scoring.declarations import cheats_of
 
-CHEATS = Path(__file__).parent / "cheats"
-
-# cheat file -> (the agent-visible reason code, a text of the private detail). Marked (new)
-# where the cheat was accepted before 1.1.0 (issue 26: forbidden computation through
-# dtypes and index sources, and the scorer's own memory and time).
-EXPECTED = {
-    "tensor_method_exp.py": ("forbidden_op", "op aten.exp"),
+# Cheats that the graph rules refuse from the exported graph alone (an op off the
+# allow-list, an integer made from floats, a dtype), all of a reason code that a declared
+# cheat also gives through the sandboxed, official path: exported in the test process (they
+# are our files; the export child calls the same export_model and graph_data) and checked
+# by parse_graph and plan with the cpu profile's numbers, the reason code and the detail as
+# the scorer gives them. What the sandboxed path adds (the child, its files, the rendering
+# of the reason) is the same for every cheat and is checked once per reason code (issue 28:
+# eighteen sandboxed exports of about 5 s each). Issue 26's cheats are also checked by plan
+# alone in test_restricted_mlm_rules.py (NEW_CHEATS). Marked (new) where the cheat was
+# accepted before 1.1.0.
+# cheat file -> (the agent-visible reason code, a text of the private detail)
+IN_PROCESS = {
     "tensor_division.py": ("forbidden_op", "op aten.div"),
     "tensor_comparison.py": ("forbidden_op", "op aten.gt"),
     "tensor_softmax.py": ("forbidden_op", "softmax"),
     "unlisted_functions.py": ("forbidden_op", "op aten.sigmoid"),
     "aten_ops_direct.py": ("forbidden_op", "op aten.gelu"),
     "captured_reference.py": ("forbidden_op", "op aten.exp"),
-    "forward_hook.py": ("forbidden_op", "op aten.tanh"),
-    "precomputed_in_init.py": ("ignores_input", "does not depend on its input"),
-    "custom_autograd_function.py": ("forbidden_op", "not allowed"),
-    "custom_op.py": ("forbidden_op", "op mlmcheat.mix"),
-    "triton_kernel.py": ("forbidden_op", "not allowed"),
-    "data_dependent_control_flow.py": ("export_failed", "could not be exported"),
-    "cached_logits_table.py": ("export_failed", "could not be exported"),
-    "reads_heldout_file.py": ("export_failed", "held-out test.bin not found"),
-    "lying_child_constant_logits.py": ("ignores_input", "does not depend on its input"),
-    "lying_child_symlink.py": ("bad_output", "cannot be read"),
-    "state_across_batches.py": ("stateful", "change no state"),
-    "float_to_int_cast.py": ("forbidden_cast", "makes integers from floats"),
-    "int_sum_exp_table.py": ("forbidden_cast", "aten.sum.dim_IntList"),  # new
-    "activation_index_select.py": ("forbidden_cast", "makes integers from floats"),  # new
-    "activation_gather.py": ("forbidden_cast", "makes integers from floats"),  # new
-    "bool_sum_mask.py": ("forbidden_dtype", "torch.bool"),  # new
-    "half_precision_cast.py": ("forbidden_dtype", "torch.float16"),  # new
-    "int_sum_reduction.py": ("forbidden_cast", "makes integers from floats"),  # new
-    "float_bits_view.py": ("forbidden_cast", "aten.view.dtype"),  # new
-    "float64_weights.py": ("forbidden_dtype", "torch.float64"),  # new
-    "index_range_probe.py": ("bad_index", "outside 0..2046"),  # new
-    "live_memory_blowup.py": ("too_much_memory", "MiB live"),  # new
-    "compute_blowup.py": ("too_much_compute", "multiply-adds"),  # new
     "argsort_index.py": ("forbidden_op", "aten.argsort"),
     "remainder_op.py": ("forbidden_op", "aten.remainder"),
     "round_op.py": ("forbidden_op", "aten.round"),
     "clamp_op.py": ("forbidden_op", "aten.clamp"),
     "bitwise_token_ops.py": ("forbidden_op", "aten.__and__"),
+    "int_sum_exp_table.py": ("forbidden_cast", "aten.sum.dim_IntList"),  # new
+    "activation_index_select.py": ("forbidden_cast", "makes integers from floats"),  # new
+    "activation_gather.py": ("forbidden_cast", "makes integers from floats"),  # new
+    "bool_sum_mask.py": ("forbidden_dtype", "torch.bool"),  # new
+    "int_sum_reduction.py": ("forbidden_cast", "makes integers from floats"),  # new
+    "float_bits_view.py": ("forbidden_cast", "aten.view.dtype"),  # new
+    "float64_weights.py": ("forbidden_dtype", "torch.float64"),  # new
 }
-# Cheats that the graph rules refuse from the exported graph alone (an op off the
-# allow-list, an integer made from floats, a dtype), all of a reason code that a sandboxed
-# cheat above also gives: exported in the test process (they are our files; the export
-# child calls the same export_model and graph_data) and checked by parse_graph and plan
-# with the cpu profile's numbers, the reason code and the detail as the scorer gives them.
-# What the sandboxed path adds (the child, its files, the rendering of the reason) is the
-# same for every cheat and is checked once per reason code (issue 28: eighteen sandboxed
-# exports of about 5 s each). Issue 26's cheats are also checked by plan alone in
-# test_restricted_mlm_rules.py (NEW_CHEATS).
-IN_PROCESS = {
-    "tensor_division.py", "tensor_comparison.py", "tensor_softmax.py",
-    "unlisted_functions.py", "aten_ops_direct.py", "captured_reference.py",
-    "argsort_index.py", "remainder_op.py", "round_op.py", "clamp_op.py",
-    "bitwise_token_ops.py",
-    "int_sum_exp_table.py", "activation_index_select.py", "activation_gather.py",
-    "int_sum_reduction.py", "float_bits_view.py", "bool_sum_mask.py", "float64_weights.py",
-}
-SANDBOXED = sorted(set(EXPECTED) - IN_PROCESS)
 # Lies that the trusted side makes pointless: the graph it received is what it runs, so the
 # score is that of the (honest, untrained) graph, far from the starting solution's.
 NO_GAIN = {"lying_child_renamed_op.py"}
-SANDBOX_ONLY = {"reads_heldout_file.py"}  # only the sandbox hides the asset cache
 # Runaway children, scored with a short export timeout (the profile's is minutes): 3 s
 # stops the child that hangs (any limit shows the stop; issue 28: it waited 20 s); the one
 # that floods its output keeps 20 s, time to reach the 64 MB cap first on a busy machine.
@@ -102,22 +75,11 @@ RUNAWAY = {
 
 
 def test_every_cheat_is_covered() -> None:
-    assert {p.name for p in CHEATS.glob("*.py")} == set(EXPECTED) | NO_GAIN | set(RUNAWAY)
-    # every reason code is also given through the sandboxed path by some cheat
-    assert {EXPECTED[n][0] for n in IN_PROCESS} <= {EXPECTED[n][0] for n in SANDBOXED}
-
-
-@pytest.mark.parametrize("name", SANDBOXED)
-def test_cheat_is_invalid(name: str, mlm_score: Callable[[Path], ScoreResult],
-                          cheat_solution: Callable[[str], Path],
-                          mlm_isolation: Isolation) -> None:
-    if name in SANDBOX_ONLY and mlm_isolation is Isolation.LOCAL:
-        pytest.skip("needs bwrap: without a sandbox the asset cache is readable")
-    result = mlm_score(cheat_solution(name))
-    assert not result.valid, f"{name} scored {result.raw}: {result.message}"
-    code, text = EXPECTED[name]
-    assert result.message == {"error": code}, (result.message, result.details)
-    assert text in result.details["detail"], result.details
+    assert {p.name for p in CHEATS.glob("*.py")} == set(IN_PROCESS) | NO_GAIN | set(RUNAWAY)
+    # every reason code checked here in the test process is also given through the
+    # sandboxed, official path by some declared cheat
+    declared = {cheat.reason for cheat in cheats_of("restricted_mlm")}
+    assert {code for code, _ in IN_PROCESS.values()} <= declared
 
 
 @pytest.mark.parametrize("name", sorted(IN_PROCESS))
@@ -134,7 +96,7 @@ def test_cheat_is_refused_from_its_graph(name: str, mlm_cpu: Profile, tmp_path: 
     graph, tensors = graph_data(export_model(module.get_trained_model(),
                                              example_batch(vocab, p.seq_len, p.batch_size,
                                                            mask_id)))
-    code, text = EXPECTED[name]
+    code, text = IN_PROCESS[name]
     with pytest.raises(GraphError) as info:  # what the scorer does with the child's export
         plan(parse_graph(json.dumps(graph), tensors), tensors, p.batch_size, p.seq_len, vocab,
              checks.limits())

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 import pytest
 import torch
+from mlm_cheats import cheat_file
 from torch import nn
 
 from rebench.environments.restricted_mlm.export_child import (
@@ -34,7 +35,6 @@ from rebench.environments.restricted_mlm.graph_check import (
     run,
 )
 
-CHEATS = Path(__file__).parent / "cheats"
 VOCAB = 2048  # the cpu profile's
 CPU_LIMITS = Limits(1 << 26, 2 << 30, 8_000_000_000)  # the cpu profile's
 # cheat -> the reason code `plan` must give (all accepted by 1.0.1's checks)
@@ -60,7 +60,7 @@ def _export(model: nn.Module, vocab: int = VOCAB) -> tuple[str, dict[str, torch.
 
 
 def _cheat(name: str, tmp_path: Path) -> nn.Module:
-    shutil.copyfile(CHEATS / name, tmp_path / name)
+    shutil.copyfile(cheat_file(name), tmp_path / name)
     (tmp_path / "config.json").write_text(json.dumps({"vocab_size": VOCAB}))
     spec = importlib.util.spec_from_file_location(f"mlm_cheat_{name[:-3]}", tmp_path / name)
     assert spec is not None and spec.loader is not None

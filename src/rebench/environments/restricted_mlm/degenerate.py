@@ -22,7 +22,14 @@ from pathlib import Path
 import numpy as np
 
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
+from rebench.scoring.declarations import (
+    Cheat,
+    Degenerate,
+    Expect,
+    Golden,
+    PolicyContext,
+    Secrets,
+)
 
 # What a workspace holds besides the starting files (data/ is read from public_dir).
 _PUBLIC = ("config.json", "model.pt", "tokenizer.json", "export_child.py", "graph_check.py",
@@ -292,3 +299,35 @@ GOLDEN = Golden(check=_golden_check)
 # The leak test: the prepare's 32 random bytes, from which the corpus split and the
 # held-out test chunks derive (prepare.py).
 SECRETS = Secrets(drawn=("secret.bin",))
+
+
+# The known hacks of cheats/ (the generic cheat test: each submitted as model.py over a
+# fresh workspace, scored officially on cpu): refused with the reason the agent is told
+# and a text of the private detail. Marked (new) where the cheat was accepted before 1.1.0
+# (issue 26: forbidden computation through dtypes and index sources, and the scorer's own
+# memory and time). The cheats that the graph rules refuse from the exported graph alone
+# are checked by those rules in the test process, and the runaway children with a short
+# export timeout: tests/environments/restricted_mlm/test_restricted_mlm_cheats.py.
+_REFUSED = {
+    "tensor_method_exp.py": ("forbidden_op", "op aten.exp"),
+    "forward_hook.py": ("forbidden_op", "op aten.tanh"),
+    "precomputed_in_init.py": ("ignores_input", "does not depend on its input"),
+    "custom_autograd_function.py": ("forbidden_op", "not allowed"),
+    "custom_op.py": ("forbidden_op", "op mlmcheat.mix"),
+    "triton_kernel.py": ("forbidden_op", "not allowed"),
+    "data_dependent_control_flow.py": ("export_failed", "could not be exported"),
+    "cached_logits_table.py": ("export_failed", "could not be exported"),
+    # Only the sandbox hides the asset cache (the generic test runs sandboxed).
+    "reads_heldout_file.py": ("export_failed", "held-out test.bin not found"),
+    "lying_child_constant_logits.py": ("ignores_input", "does not depend on its input"),
+    "lying_child_symlink.py": ("bad_output", "cannot be read"),
+    "state_across_batches.py": ("stateful", "change no state"),
+    "float_to_int_cast.py": ("forbidden_cast", "makes integers from floats"),
+    "half_precision_cast.py": ("forbidden_dtype", "torch.float16"),  # new
+    "index_range_probe.py": ("bad_index", "outside 0..2046"),  # new
+    "live_memory_blowup.py": ("too_much_memory", "MiB live"),  # new
+    "compute_blowup.py": ("too_much_compute", "multiply-adds"),  # new
+}
+CHEATS = tuple(Cheat(name, "model.py", reason=reason, detail=detail)
+               for name, (reason, detail) in _REFUSED.items())
+
