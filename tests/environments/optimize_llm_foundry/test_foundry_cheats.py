@@ -1,7 +1,12 @@
-"""Every file in cheats/ replaces finetune.sh (over the reference solution, so the fast
-in-process trainer is at hand) and is scored officially on the cpu profile: each must be
-invalid with its reason code (environment.FEEDBACK; the details, private, say more).
-Nothing of a cheat may outlive its scoring."""
+"""The cheats of optimize_llm_foundry that need more than a file in place, scored officially
+on the cpu profile with the cheat as finetune.sh (the channel probes of the same folder are
+test_foundry_feedback.py's). The cheats that are a file alone are the environment's own
+(src/rebench/environments/optimize_llm_foundry/cheats/, declared in degenerate.py's
+CHEATS) and are scored by the generic cheat test (tests/environments/
+test_degenerate_policies.py). Here: weights trained beforehand and carried in the
+workspace (the weights made by this session), a script that never returns (scored with a
+short timeout) and a cache kept between two scorings. Nothing of a cheat may outlive its
+scoring."""
 
 from __future__ import annotations
 
@@ -30,35 +35,18 @@ from rebench.scoring.context import ScoringContext
 # optimize_llm_foundry is a timing environment (tests/suite_split.py).
 pytestmark = pytest.mark.untimed
 
-# The reason code the agent is told, per cheat (environment.FEEDBACK), and a fragment of
-# what the scorer keeps private about it (details), where the code alone is ambiguous.
-EXPECTED: dict[str, tuple[str, str]] = {
-    "background_training.sh": ("no_weights", "was not written by finetune.sh"),
-    "background_keeps_output.sh": ("no_weights", "was not written by finetune.sh"),
-    "floods_output.sh": ("output_cap", ""),
-    "base_weights.sh": ("weights_differ", ""),
-    "hardlinked_weights.sh": ("weights_differ", ""),
-    "symlinked_weights.sh": ("bad_weights", "is a link"),
-    "symlinked_folder.sh": ("bad_weights", "is a link"),
-    "search_heldout.sh": ("pipeline_failed", "found:"),
-    "leak_heldout.sh": ("pipeline_failed", "prompt"),
-    "changed_hyperparameters.sh": ("weights_differ", ""),
-    "weights_from_workspace.sh": ("weights_differ", ""),
-    # One optimizer step short: 0.043 from the reference on cpu (2026-12-02), 4x the
-    # threshold. (On gpu the same step is estimated at about 7.5 against a threshold of
-    # 25, not measured: the environment's README says so.)
-    "skips_last_step.sh": ("weights_differ", ""),
-}
 # The channel probes of test_foundry_feedback.py.
 PROBES = {"exit_code_channel.sh", "stderr_channel.sh", "timing_channel_invalid.sh",
           "timing_channel_valid.sh", "norm_probe.sh"}
-# Trains for real with the fast trainer (about a reference run each): slow.
-SLOW = {"changed_hyperparameters.sh", "weights_from_workspace.sh", "skips_last_step.sh"}
+# This module's cheats.
+HERE = {"weights_from_workspace.sh", "cache_between_scorings.sh", "hangs.sh"}
 
 
 def test_every_cheat_is_covered() -> None:
-    files = {p.name for p in CHEATS.glob("*.sh")}
-    assert files == set(EXPECTED) | PROBES | {"cache_between_scorings.sh", "hangs.sh"}
+    """Every file of the test folder's cheats/ is tested here or in test_foundry_feedback.py
+    (the environment's own cheats/ is the generic test's: it checks every file is declared)."""
+    files = {p.name for p in CHEATS.iterdir() if p.is_file()}
+    assert files == PROBES | HERE
 
 
 @pytest.fixture(scope="session")
@@ -75,21 +63,17 @@ def public_trained_weights(cpu_env: CpuEnv) -> bytes:
         return (work / "trained_model" / "model.safetensors").read_bytes()
 
 
-@pytest.mark.parametrize(
-    "name", [pytest.param(n, marks=pytest.mark.slow) if n in SLOW else n
-             for n in sorted(EXPECTED)])
-def test_cheat_is_invalid(name: str, score_solution: Scorer,
-                          request: pytest.FixtureRequest,
-                          tmp_path_factory: pytest.TempPathFactory) -> None:
-    extra: dict[str, bytes] = {}
-    if name == "weights_from_workspace.sh":
-        weights = request.getfixturevalue("public_trained_weights")
-        extra["weights_cache.txt"] = base64.b64encode(weights)
-    result = score_solution(CHEATS / name, extra, base="reference")
-    assert not result.valid, f"{name} scored {result.raw}: {result.message}"
-    reason, private = EXPECTED[name]
-    assert result.message["reason"] == reason, result.message
-    assert private in str(result.details), result.details
+@pytest.mark.slow
+def test_weights_from_the_workspace_are_refused(
+        score_solution: Scorer, public_trained_weights: bytes,
+        tmp_path_factory: pytest.TempPathFactory) -> None:
+    """weights_from_workspace.sh decodes weights trained on the public rows before scoring,
+    carried in the workspace as weights_cache.txt (base64), instead of training: they are
+    not the reference weights (trained on the held-out rows)."""
+    extra = {"weights_cache.txt": base64.b64encode(public_trained_weights)}
+    result = score_solution(CHEATS / "weights_from_workspace.sh", extra, base="reference")
+    assert not result.valid, f"scored {result.raw}: {result.message}"
+    assert result.message["reason"] == "weights_differ", result.message
     assert "prompt" not in str(result.message)  # no held-out row reaches the agent
     assert cpu_env_feedback().conforms(result.message), result.message
     assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
