@@ -17,6 +17,7 @@ import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from env_bench import EnvBench, declarations, fixture_environments, tested_environment_ids
@@ -262,6 +263,19 @@ def test_every_cheat_file_is_declared() -> None:
                          for c in cheats_of(env_id) if c.file in files and not c.why
                          and not _says_what_it_tries(folder / c.file)]
     assert not problems, "\n".join(problems)
+
+
+def test_cheat_declaration_is_checked() -> None:
+    Cheat("hang.py", "solution.py", reason="timeout", max_scoring_s=10.0)
+    Cheat("lies.py", "src/solution.py", Expect.AT_MOST_START, tolerance=0.2)
+    bad: list[dict[str, Any]] = [
+        {"file": "a/b.py"}, {"file": ""}, {"expect": Expect.NO_CHANNEL},
+        {"expect": Expect.AT_MOST_START, "reason": "crash"}, {"tolerance": 0.1},
+        {"profiles": ()}, {"submit_as": "/solution.py"}, {"submit_as": "../solution.py"},
+        {"submit_as": "./solution.py"}, {"submit_as": ""}]
+    for fields in bad:
+        with pytest.raises(ValueError):
+            Cheat(**{"file": "x.py", "submit_as": "solution.py", **fields})
 
 
 def _says_what_it_tries(path: Path) -> bool:

@@ -139,6 +139,15 @@ class Cheat:
             raise ValueError(f"cheat {self.file}: a channel probe is a degenerate policy")
         if self.expect is not Expect.INVALID and (self.reason or self.detail):
             raise ValueError(f"cheat {self.file}: a reason or detail is for INVALID only")
+        if self.tolerance is not None and self.expect is not Expect.AT_MOST_START:
+            raise ValueError(f"cheat {self.file}: a tolerance is for AT_MOST_START only")
+        if not self.profiles:
+            raise ValueError(f"cheat {self.file}: name the profiles it is scored on")
+        target = PurePosixPath(self.submit_as)
+        if (not self.submit_as or target.is_absolute() or ".." in target.parts
+                or target.as_posix() != self.submit_as):
+            raise ValueError(f"cheat {self.file}: submit_as {self.submit_as!r} must be a plain "
+                             "path relative to the workspace")
 
 
 # Normalized scores at most this far above the start still count as "at most the start"
