@@ -176,8 +176,10 @@ _REFUSED = {  # cheat -> the reason the agent must be told (environment.FEEDBACK
 # The cheats that compute the right answer with the start's code on the CPU and lie to
 # clocks of their own process, which the scorer does not read: no better than the start,
 # timed against it on the test profile. The margin covers timing noise on a shared 2-core
-# machine (the test profile's start and reference are 3.3 apart in ln ms: 0.25 is the start
-# 2.3x faster; ten scorings of the start on the idle VM spread over 0.5 in ln ms).
+# machine (the test profile's start and reference are 3.3 apart in ln ms: 0.5 is the start
+# 5x faster; ten scorings of the start on the idle VM spread over 0.5 in ln ms, and with
+# 0.25 two of the three needed a rerun in a full suite of 2026-12-06). A lie that worked
+# would report a time near zero: far above 1.
 _LIES_ABOUT_TIME = ("patched_timers.py", "no_sync.py", "early_flag.py")
 _TEST = ("test",)  # (tests/environments/triton_cumsum/test_triton_cumsum_gpu.py: on a GPU)
 CHEATS = (
@@ -189,7 +191,7 @@ CHEATS = (
     # The scorer may be killed (local isolation) or not (sandboxed): NaN either way, and
     # the child it leaves goes with the sandbox.
     Cheat("kill_scorer.py", "solution.py", profiles=_TEST, kills_scorer=True),
-    *(Cheat(name, "solution.py", Expect.AT_MOST_START, profiles=_TEST, tolerance=0.25)
+    *(Cheat(name, "solution.py", Expect.AT_MOST_START, profiles=_TEST, tolerance=0.5)
       for name in _LIES_ABOUT_TIME),
 )
 
