@@ -156,3 +156,17 @@ class EnvBench:
         assert ahead, f"{env_id}: the reference ({reference_raw}) is not ahead of the " \
                       f"start ({start_raw}) on this machine"
         return Anchors(start_raw, reference_raw, AnchorSource.CALIBRATION, "this machine")
+
+def processes_mentioning(text: str) -> list[int]:
+    """Pids of other processes whose command line contains `text`."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if text.encode() in cmdline:
+            found.append(int(entry.name))
+    return found

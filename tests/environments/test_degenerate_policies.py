@@ -13,14 +13,19 @@ from __future__ import annotations
 
 import dataclasses
 import math
-import os
 import shutil
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from env_bench import EnvBench, declarations, fixture_environments, tested_environment_ids
+from env_bench import (
+    EnvBench,
+    declarations,
+    fixture_environments,
+    processes_mentioning,
+    tested_environment_ids,
+)
 
 from rebench.core.calibration import resolve_anchors
 from rebench.core.discovery import environment_dir, load_spec
@@ -319,19 +324,5 @@ def test_cheat_gains_nothing(env_id: str, cheat: Cheat, profile_name: str,
     # Nothing of the submission outlives its scoring (a cheat may leave a detached
     # grandchild); one that may kill its own scorer leaves its child to the sandbox's end.
     if not cheat.kills_scorer:
-        assert _processes_mentioning(str(tmp_path)) == []
+        assert processes_mentioning(str(tmp_path)) == []
 
-
-def _processes_mentioning(text: str) -> list[int]:
-    """Pids of other processes whose command line contains `text`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if text.encode() in cmdline:
-            found.append(int(entry.name))
-    return found

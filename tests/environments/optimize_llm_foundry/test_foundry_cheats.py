@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import base64
 import dataclasses
-import os
 import shutil
 import tempfile
 import time
 from pathlib import Path
 
 import pytest
+from env_bench import processes_mentioning
 from foundry_helpers import CHEATS, CpuEnv, Scorer
 
 from rebench.core.discovery import load_spec
@@ -76,7 +76,7 @@ def test_weights_from_the_workspace_are_refused(
     assert result.message["reason"] == "weights_differ", result.message
     assert "prompt" not in str(result.message)  # no held-out row reaches the agent
     assert cpu_env_feedback().conforms(result.message), result.message
-    assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
+    assert processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
 
 
 def test_a_hang_is_stopped_at_the_timeout(cpu_env: CpuEnv, tmp_path: Path,
@@ -102,7 +102,7 @@ def test_a_hang_is_stopped_at_the_timeout(cpu_env: CpuEnv, tmp_path: Path,
     assert not result.valid and result.message == {"error": "timeout"}
     assert result.details["exit_code"] is None
     assert time.monotonic() - start < 120
-    assert _processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
+    assert processes_mentioning(str(tmp_path_factory.getbasetemp())) == []
 
 
 @pytest.mark.slow
@@ -122,17 +122,3 @@ def cpu_env_feedback() -> Feedback:
     """The environment's declared feedback schema."""
     return load_spec("optimize_llm_foundry").feedback
 
-
-def _processes_mentioning(text: str) -> list[int]:
-    """Pids of other processes whose command line contains `text`."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit() or int(entry.name) == os.getpid():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if text.encode() in cmdline:
-            found.append(int(entry.name))
-    return found
