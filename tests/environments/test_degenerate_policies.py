@@ -241,7 +241,7 @@ def _cheat_cases() -> Iterator[object]:
                         marks.append(pytest.mark.untimed)  # compares no time
                     suffix = "" if profile == "cpu" else f"@{profile}"
                     yield pytest.param(env_id, cheat, profile, marks=marks,
-                                       id=f"{env_id}-{Path(cheat.file).stem}{suffix}")
+                                       id=f"{env_id}-{cheat.label}{suffix}")
 
 
 def test_every_cheat_file_is_declared() -> None:
@@ -253,19 +253,21 @@ def test_every_cheat_file_is_declared() -> None:
             folder = cheats_folder(env_id)
             files = {p.name for p in folder.iterdir()
                      if p.is_file() and p.suffix != ".pyc"} if folder.is_dir() else set()
-            declared = [c.file for c in cheats_of(env_id)]
+            declared = [c.file for c in cheats_of(env_id) if c.make is None]
+            labels = [c.label for c in cheats_of(env_id)]
             reasons = load_spec(env_id).feedback.all_reasons
             problems += [f"{env_id}: {name} declared twice"
-                         for name in sorted({n for n in declared if declared.count(n) > 1})]
+                         for name in sorted({n for n in labels if labels.count(n) > 1})]
             problems += [f"{env_id}: cheats/{name} is not declared in CHEATS"
                          for name in sorted(files - set(declared))]
             problems += [f"{env_id}: {name} is declared but not in cheats/"
                          for name in sorted(set(declared) - files)]
-            problems += [f"{env_id}: {c.file}'s reason {c.reason!r} is not the schema's"
+            problems += [f"{env_id}: {c.label}'s reason {c.reason!r} is not the schema's"
                          for c in cheats_of(env_id) if c.reason and c.reason not in reasons]
             problems += [f"{env_id}: cheats/{c.file} does not say what it tries (an "
                          "opening docstring or comment, else the declaration's why)"
-                         for c in cheats_of(env_id) if c.file in files and not c.why
+                         for c in cheats_of(env_id)
+                         if c.make is None and c.file in files and not c.why
                          and not _says_what_it_tries(folder / c.file)]
     assert not problems, "\n".join(problems)
 
@@ -273,14 +275,26 @@ def test_every_cheat_file_is_declared() -> None:
 def test_cheat_declaration_is_checked() -> None:
     Cheat("hang.py", "solution.py", reason="timeout", max_scoring_s=10.0)
     Cheat("lies.py", "src/solution.py", Expect.AT_MOST_START, tolerance=0.2)
+    made = Cheat(name="nan_weights", make=_write_nothing, why="a NaN weight", reason="crash")
+    assert made.label == "nan_weights" and Cheat("hang.py", "s.py").label == "hang"
     bad: list[dict[str, Any]] = [
         {"file": "a/b.py"}, {"file": ""}, {"expect": Expect.NO_CHANNEL},
         {"expect": Expect.AT_MOST_START, "reason": "crash"}, {"tolerance": 0.1},
         {"profiles": ()}, {"submit_as": "/solution.py"}, {"submit_as": "../solution.py"},
-        {"submit_as": "./solution.py"}, {"submit_as": ""}]
+        {"submit_as": "./solution.py"}, {"submit_as": ""}, {"name": "named"}]
     for fields in bad:
         with pytest.raises(ValueError):
             Cheat(**{"file": "x.py", "submit_as": "solution.py", **fields})
+    bad_made: list[dict[str, Any]] = [
+        {"file": "x.py"}, {"submit_as": "solution.py"}, {"name": "not a name"},
+        {"name": ""}, {"why": ""}, {"expect": Expect.NO_CHANNEL}, {"profiles": ()}]
+    for fields in bad_made:
+        with pytest.raises(ValueError):
+            Cheat(**{"name": "made", "make": _write_nothing, "why": "w", **fields})
+
+
+def _write_nothing(ctx: PolicyContext) -> None:
+    """A made cheat's `make` for the declaration test (never run)."""
 
 
 def _says_what_it_tries(path: Path) -> bool:
@@ -299,11 +313,13 @@ def test_cheat_gains_nothing(env_id: str, cheat: Cheat, profile_name: str,
     spec = load_spec(env_id)
     source = cheats_folder(env_id) / cheat.file
 
-    def make(ctx: PolicyContext) -> None:
+    def copy_file(ctx: PolicyContext) -> None:
         target = ctx.workspace / cheat.submit_as
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, target)
         target.chmod(source.stat().st_mode & 0o777)
+
+    make = cheat.make or copy_file
 
     def score(where: Path) -> ScoreResult:
         return _score_made(env_id, make, None, profile_name, prepared, where, cheat.base)
@@ -312,13 +328,13 @@ def test_cheat_gains_nothing(env_id: str, cheat: Cheat, profile_name: str,
     shown = result.message
     assert spec.feedback.conforms(shown), shown
     if cheat.expect is Expect.INVALID:
-        assert not result.valid, f"{cheat.file} scored raw {result.raw}: {shown}"
+        assert not result.valid, f"{cheat.label} scored raw {result.raw}: {shown}"
         if cheat.reason:
             assert shown.get("reason") == cheat.reason, (shown, result.details)
-        assert cheat.detail in str(result.details), (cheat.detail, result.details)
     elif result.valid:
-        _assert_at_most_start(env_id, profile_name, cheat.file, result, score,
+        _assert_at_most_start(env_id, profile_name, cheat.label, result, score,
                               cheat.tolerance, env_bench, tmp_path)
+    assert cheat.detail in str(result.details), (cheat.detail, result.details)
     if cheat.max_scoring_s is not None:
         assert result.details["scoring_wall_s"] < cheat.max_scoring_s, result.details
     # Nothing of the submission outlives its scoring (a cheat may leave a detached

@@ -203,9 +203,12 @@ def cheat_files() -> list[tuple[str, Path]]:
     environments: the cheats an environment declares in its folder (degenerate.py,
     CHEATS; files of its cheats/ folder), and those of the cheats/ folders of the
     environments' test folders (test modules that keep their cheats inline are not cheat
-    files)."""
+    files). A cheat declared as code (`make`) is no file and no case of the corpus: the
+    corpus keeps its own replays of those hacks (INLINE_HACKS), so its halves stay as
+    they were."""
     declared = [(env_id, cheats_folder(env_id) / cheat.file)
-                for env_id in MEASURED_ENVIRONMENTS for cheat in cheats_of(env_id)]
+                for env_id in MEASURED_ENVIRONMENTS for cheat in cheats_of(env_id)
+                if cheat.make is None]
     in_tests = [(path.parent.parent.name, path)
                 for path in sorted([*ENVIRONMENTS.glob("*/cheats/*.py"),
                                     *ENVIRONMENTS.glob("*/cheats/*.sh")])
@@ -217,7 +220,7 @@ def cheat_files() -> list[tuple[str, Path]]:
 def solution_target(env_id: str, cheat: Path) -> str:
     """Where a cheat file goes in the workspace: over the file its environment's cheat
     test replaces, else over the starting solution.py, else under its own name."""
-    declared = {c.file: c.submit_as for c in cheats_of(env_id)}
+    declared = {c.file: c.submit_as for c in cheats_of(env_id) if c.make is None}
     if cheat.name in declared:
         return declared[cheat.name]
     if env_id in CHEAT_TARGETS:

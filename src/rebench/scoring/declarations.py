@@ -13,10 +13,14 @@ An environment lists them in `rebench/environments/<id>/degenerate.py`:
                    make=_copy_table, expect=Expect.AT_MOST_START),
     )
     SECRETS = Secrets(drawn=("secret.bin",))
-    CHEATS = (Cheat("stack_walk.py", submit_as="solution.py", reason="wrong_result"),)
+    CHEATS = (
+        Cheat("stack_walk.py", submit_as="solution.py", reason="wrong_result"),
+        Cheat(name="nan_weights", make=_nan_weights, why="a NaN in one weight",
+              reason="nonfinite_weights"),
+    )
 
-A cheat is a file of the environment's `cheats/` folder, written over a fresh workspace
-and scored officially like a policy.
+A cheat is a file of the environment's `cheats/` folder, or data its `make` writes from
+the prepared assets, written over a fresh workspace and scored officially like a policy.
 
 Each `make(ctx)` turns `ctx.workspace` (a fresh copy of the starting files) into the
 submission; it runs on the trusted side of a test, with the public assets at hand, as an
@@ -101,53 +105,79 @@ class Degenerate:
 
 @dataclass(frozen=True)
 class Cheat:
-    """One known hack, kept as a file of the environment's `cheats/` folder (its first
-    lines say what it tries; `why` says it for a file that cannot hold a comment, such as
-    JSON): written at `submit_as` over a fresh workspace of solution
-    `base`, snapshotted and scored officially on each of `profiles`. It must get `expect`:
-    INVALID, refused with reason code `reason` (any, where empty) and `detail` somewhere in
-    the scorer's private details (refused for the right cause); or AT_MOST_START, for a
-    cheat that computes the task as the start does and lies about something the scorer
-    does not read. After its scoring no process of the submission may be left, unless
-    `kills_scorer` (it may kill its own scorer, leaving its child to the sandbox's end);
-    `max_scoring_s` bounds the scoring's wall time (a hang must cost at most its limit).
+    """One known hack, kept either as a file of the environment's `cheats/` folder (its
+    first lines say what it tries; `why` says it for a file that cannot hold a comment,
+    such as JSON), written at `submit_as`, or, where the hack is data made from the
+    prepared assets (a weights file, a pickle, an answer sized by the drawn budget), as
+    code: `make(ctx)` writes it into the workspace as a policy's does, under `name`, and
+    `why` says what it tries. Either is written over a fresh workspace of solution `base`
+    (built, as a run's is), or over the starting files as they are where `base` is None
+    (a policy's workspace: for a hack that replaces the whole submission, no build is
+    needed), snapshotted and scored officially on each of `profiles`. It must get `expect`:
+    INVALID, refused with reason code `reason` (any, where empty); or AT_MOST_START, for a
+    cheat that computes the task as the start does, or lies about something the scorer
+    does not read. `detail`, where given, must be somewhere in the scorer's private
+    details: the outcome came for the right cause. After its scoring no process of the
+    submission may be left, unless `kills_scorer` (it may kill its own scorer, leaving its
+    child to the sandbox's end); `max_scoring_s` bounds the scoring's wall time (a hang
+    must cost at most its limit).
     `tolerance`: for AT_MOST_START, how far above the start it may land (normalized; the
     environment's START_TOLERANCE where None), for a profile whose timings are noisier
     than the cpu one's.
 
     The generic test (tests/environments/test_degenerate_policies.py) runs every declared
     cheat and checks that every file of the folder is declared: a new cheat is tested by
-    being added to both."""
+    being added to both (a made one, by being declared)."""
 
-    file: str
-    submit_as: str
+    file: str = ""
+    submit_as: str = ""
     expect: Expect = Expect.INVALID
     reason: str = ""
     detail: str = ""
-    base: str = "starting"
+    base: str | None = "starting"
     profiles: tuple[str, ...] = ("cpu",)
     slow: bool = False
     max_scoring_s: float | None = None
     kills_scorer: bool = False
     tolerance: float | None = None
     why: str = ""
+    make: MakeFn | None = None
+    name: str = ""
 
     def __post_init__(self) -> None:
+        if self.make is None:
+            self._check_file()
+        elif self.file or self.submit_as:
+            raise ValueError(f"cheat {self.name or self.file!r}: a made cheat has no file "
+                             "or submit_as (its make writes the workspace)")
+        elif not self.name.isidentifier() or not self.why:
+            raise ValueError(f"cheat {self.name!r}: a made cheat needs an identifier for "
+                             "its name and a why")
+        label = self.label
+        if self.expect is Expect.NO_CHANNEL:
+            raise ValueError(f"cheat {label}: a channel probe is a degenerate policy")
+        if self.expect is not Expect.INVALID and self.reason:
+            raise ValueError(f"cheat {label}: a reason is for INVALID only")
+        if self.tolerance is not None and self.expect is not Expect.AT_MOST_START:
+            raise ValueError(f"cheat {label}: a tolerance is for AT_MOST_START only")
+        if not self.profiles:
+            raise ValueError(f"cheat {label}: name the profiles it is scored on")
+
+    def _check_file(self) -> None:
         if "/" in self.file or not self.file:
             raise ValueError(f"cheat {self.file!r}: a file name of the cheats/ folder")
-        if self.expect is Expect.NO_CHANNEL:
-            raise ValueError(f"cheat {self.file}: a channel probe is a degenerate policy")
-        if self.expect is not Expect.INVALID and (self.reason or self.detail):
-            raise ValueError(f"cheat {self.file}: a reason or detail is for INVALID only")
-        if self.tolerance is not None and self.expect is not Expect.AT_MOST_START:
-            raise ValueError(f"cheat {self.file}: a tolerance is for AT_MOST_START only")
-        if not self.profiles:
-            raise ValueError(f"cheat {self.file}: name the profiles it is scored on")
+        if self.name:
+            raise ValueError(f"cheat {self.file}: a file cheat is named by its file")
         target = PurePosixPath(self.submit_as)
         if (not self.submit_as or target.is_absolute() or ".." in target.parts
                 or target.as_posix() != self.submit_as):
             raise ValueError(f"cheat {self.file}: submit_as {self.submit_as!r} must be a plain "
                              "path relative to the workspace")
+
+    @property
+    def label(self) -> str:
+        """The cheat's name in test ids and messages: a made one's name, a file's stem."""
+        return self.name or PurePosixPath(self.file).stem
 
 
 # Normalized scores at most this far above the start still count as "at most the start"
