@@ -10,11 +10,23 @@ Measured on the cpu profile (README, "Degenerate policies")."""
 from __future__ import annotations
 
 import json
+import os
+import zipfile
+from collections.abc import Callable
 
 import numpy as np
 import torch
 
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
+from rebench.assets.gpt import GPT, GPTConfig
+from rebench.scoring.declarations import (
+    Cheat,
+    Degenerate,
+    Expect,
+    Golden,
+    MakeFn,
+    PolicyContext,
+    Secrets,
+)
 
 SOLUTION = "fixed_model.pth"
 WTE = "transformer.wte.weight"
@@ -128,6 +140,155 @@ POLICIES = (
 # The generic golden test: the start (the corrupted model as is) about 0, the reference
 # (fix.py's repair) about 1.
 GOLDEN = Golden()
+
+
+# The known hacks on the weights file, made from the public model at test time and scored
+# officially by the generic cheat test: each refused with its reason, for the cause in
+# `detail` (the scorer's private details), before torch.load runs where the cause is the
+# file's size or its pickle (checkpoint.py's size-only unpickler), or no better than the
+# start.
+
+
+def _config(ctx: PolicyContext) -> GPTConfig:
+    return GPTConfig.from_json(json.loads((ctx.public_dir / "config.json").read_text())
+                               ["large_model"])
+
+
+def _remove(ctx: PolicyContext) -> None:
+    """The starting files as they are: cp never run, so no fixed_model.pth."""
+    assert not (ctx.workspace / SOLUTION).exists()
+
+
+def _other_shape(layers: int, width: int) -> MakeFn:
+    def make(ctx: PolicyContext) -> None:
+        c = _config(ctx)
+        torch.manual_seed(0)
+        _save(ctx, GPT(GPTConfig(c.vocab_size, c.block_size, c.n_layer + layers, c.n_head,
+                                 c.n_embd + width)).state_dict())
+    return make
+
+
+def _edited(edit: Callable[[dict[str, torch.Tensor]], object]) -> MakeFn:
+    """The public model with `edit` applied to its state dict (the edit's return value is
+    saved where it is not None)."""
+    def make(ctx: PolicyContext) -> None:
+        state = _large(ctx)
+        made = edit(state)
+        _save(ctx, state if made is None else made)
+    return make
+
+
+def _one_weight(value: float) -> MakeFn:
+    def edit(state: dict[str, torch.Tensor]) -> None:
+        state["transformer.h.0.mlp.c_fc.weight"][3, 5] = value
+    return _edited(edit)
+
+
+def _list_for_a_tensor(state: dict[str, torch.Tensor]) -> None:
+    state["transformer.ln_f.bias"] = [0.0] * 4  # type: ignore[assignment]
+
+
+def _truncated(ctx: PolicyContext) -> None:
+    data = (ctx.public_dir / "large_model.pth").read_bytes()
+    (ctx.workspace / SOLUTION).write_bytes(data[: len(data) // 2])  # cut before the zip index
+
+
+class _RunsCode:
+    """Unpickling this would run a shell command (it must never happen)."""
+
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        return (os.system, ("touch /tmp/fix-embedding-pickle-ran",))
+
+
+def _pickle_runs_code(state: dict[str, torch.Tensor]) -> None:
+    state["transformer.ln_f.weight"] = _RunsCode()  # type: ignore[assignment]
+
+
+def _compressed(ctx: PolicyContext) -> None:
+    """The review's memory attack: 100 MB of zeros deflated into a ~3 MB archive (under
+    the file-size limit); torch.load would allocate them all."""
+    state = _large(ctx)
+    state[WTE] = torch.zeros(25_000_000)
+    plain = ctx.scratch / "plain.pth"
+    torch.save(state, plain)
+    with zipfile.ZipFile(plain) as zin, zipfile.ZipFile(
+            ctx.workspace / SOLUTION, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info))
+
+
+def _huge_storage(ctx: PolicyContext) -> None:
+    """A small, uncompressed file whose pickle declares a 1.8 GB storage for one tensor."""
+    state = _large(ctx)
+    state["transformer.ln_f.bias"] = torch.zeros(4)
+    _save(ctx, state)
+    path = ctx.workspace / SOLUTION
+    with zipfile.ZipFile(path) as z:
+        members = {i.filename: z.read(i) for i in z.infolist()}
+    name = next(n for n in members if n.endswith("data.pkl"))
+    forged = members[name].replace(b"K\x04t", b"J" + (450_000_000).to_bytes(4, "little") + b"t")
+    assert forged != members[name], "the storage size was not found in the pickle"
+    members[name] = forged
+    with zipfile.ZipFile(path, "w") as z:
+        for member, data in members.items():
+            z.writestr(member, data)
+
+
+def _permutation_from_seed(offset: int) -> MakeFn:
+    """The review's attack: recompute the scramble from the spec's seed (the old
+    PCG64(seed + 3)) and undo it. The permutation follows from the prepare's secret, so
+    this restores nothing."""
+    def make(ctx: PolicyContext) -> None:
+        state = _large(ctx)
+        guess = ctx.profile.typed.seed + offset
+        perm = np.random.Generator(np.random.PCG64(guess)).permutation(_config(ctx).vocab_size)
+        state[WTE] = state[WTE][np.argsort(perm)]
+        _save(ctx, state)
+    return make
+
+
+def _cheat(name: str, make: MakeFn, why: str, reason: str, detail: str = "") -> Cheat:
+    return Cheat(name=name, make=make, why=why, reason=reason, detail=detail, base=None)
+
+
+CHEATS = (
+    _cheat("missing_file", _remove, "no fixed_model.pth at all", "no_model",
+           "fixed_model.pth not found"),
+    _cheat("deeper_model", _other_shape(1, 0), "a model with one layer more",
+           "wrong_architecture", "keys differ"),
+    _cheat("wider_model", _other_shape(0, 32), "a model 32 wider", "wrong_architecture",
+           "has shape"),
+    *(_cheat(f"{label}_weight", _one_weight(value), f"one weight set to {value}",
+             "nonfinite_weights", "NaN or infinite")
+      for label, value in (("nan", float("nan")), ("inf", float("inf")),
+                           ("minus_inf", float("-inf")))),
+    _cheat("double_dtype", _edited(lambda s: {k: v.double() for k, v in s.items()}),
+           "every tensor in float64", "wrong_architecture", "dtype"),
+    _cheat("list_for_a_tensor", _edited(_list_for_a_tensor),
+           "a Python list where a tensor goes", "wrong_architecture",
+           "not a plain dense tensor"),
+    _cheat("not_a_state_dict", _edited(lambda s: [1, 2, 3]), "a pickled list, no state dict",
+           "unreadable", "state dict"),
+    _cheat("truncated_file", _truncated, "half of the model's file", "unreadable",
+           "not a torch.save zip archive"),
+    _cheat("oversized_file", _edited(lambda s: s.update({"padding": torch.zeros(20_000_000)})),
+           "80 MB of padding beside the 4 MB model: refused on its size, unread",
+           "too_large"),
+    _cheat("pickle_runs_code", _edited(_pickle_runs_code),
+           "a pickle whose loading would run a shell command", "unreadable",
+           "unsupported object"),
+    _cheat("huge_finite_weights", _edited(lambda s: {k: v * 1e30 for k, v in s.items()}),
+           "finite weights whose logits overflow float32", "nonfinite_loss"),
+    _cheat("compressed_archive", _compressed, "100 MB of zeros deflated to 3 MB",
+           "unreadable", "compressed"),
+    _cheat("huge_storage_pickle", _huge_storage,
+           "a pickle declaring a 1.8 GB storage in a small file", "unreadable",
+           "more than the model"),
+    *(Cheat(name=f"permutation_from_seed_plus_{offset}", make=_permutation_from_seed(offset),
+            why=f"the scramble undone as if drawn from the spec's seed + {offset}",
+            expect=Expect.AT_MOST_START, base=None)
+      for offset in (0, 1, 3)),
+)
 
 
 # The leak test: the prepare's 32 random bytes, from which the held-out split and the
