@@ -3,21 +3,19 @@
 Reading the held-out prompts, the world or the judge's code from the sandbox is covered by
 tests/environments/test_leaks_all_environments.py (the cache, rebench and this
 environment's modules are invisible there); going past the judge's allowance by
-test_chat_service.py. Here: files that are not the student's weights, and responses that
-address the judge or copy an opponent."""
+test_chat_service.py; files that are not the student's weights (a link, another
+architecture, a NaN, a pickle that runs code) by the generic cheat test, from the
+environment's declarations (degenerate.py, CHEATS). Here: responses that address the judge
+or copy an opponent."""
 
 from __future__ import annotations
 
 import json
-import math
-import os
-import pickle
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
 
 from rebench.core.calibration import resolve_anchors
 from rebench.core.score import ScoreResult
@@ -28,57 +26,6 @@ from rebench.environments.nanogpt_chat_rl.world import load_judge
 ScoreFn = Callable[[Path], ScoreResult]
 
 pytestmark = pytest.mark.slow
-
-
-def _base_state(assets: Path) -> dict[str, torch.Tensor]:
-    state: dict[str, torch.Tensor] = torch.load(assets / "public" / "base_model.pth",
-                                                weights_only=True)
-    return state
-
-
-def _solution(tmp: Path) -> Path:
-    folder = tmp / "solution"
-    folder.mkdir(exist_ok=True)
-    return folder
-
-
-def test_symlink_to_the_base_model(chat_assets: Path, chat_score: ScoreFn,
-                                   tmp_path: Path) -> None:
-    folder = _solution(tmp_path)
-    os.symlink(chat_assets / "public" / "base_model.pth", folder / "model.pth")
-    result = chat_score(folder)
-    assert not result.valid and result.message == {"error": "no_model"}
-    assert "not found" in result.details["why"]
-
-
-def test_another_architecture(chat_assets: Path, chat_score: ScoreFn, tmp_path: Path) -> None:
-    state = _base_state(chat_assets)
-    state["transformer.extra.weight"] = torch.zeros(3)
-    torch.save(state, _solution(tmp_path) / "model.pth")
-    result = chat_score(tmp_path / "solution")
-    assert not result.valid and result.message == {"error": "bad_weights"}
-    assert "architecture" in result.details["why"]
-
-
-def test_non_finite_weights(chat_assets: Path, chat_score: ScoreFn, tmp_path: Path) -> None:
-    state = _base_state(chat_assets)
-    state["transformer.wte.weight"][0, 0] = math.nan
-    torch.save(state, _solution(tmp_path) / "model.pth")
-    result = chat_score(tmp_path / "solution")
-    assert not result.valid and result.message == {"error": "bad_weights"}
-    assert "NaN" in result.details["why"]
-
-
-class _RunsCode:
-    def __reduce__(self) -> tuple[object, tuple[str]]:
-        return (os.system, ("touch /tmp/chat-cheat-ran",))
-
-
-def test_a_pickle_that_runs_code(chat_score: ScoreFn, tmp_path: Path) -> None:
-    (_solution(tmp_path) / "model.pth").write_bytes(pickle.dumps(_RunsCode()))
-    result = chat_score(tmp_path / "solution")
-    assert not result.valid
-    assert not Path("/tmp/chat-cheat-ran").exists()
 
 
 def _heldout(assets: Path) -> tuple[list[str], dict[str, list[str]]]:
