@@ -115,8 +115,12 @@ def test_a_rust_file_that_cannot_hand_back_a_program_is_not_a_no_model_call() ->
     """The cheat suite's broken files (labelled honest in the corpus): not a coroutine, a
     missing import, awaiting forever, blocking forever, a dict returned. Each, made
     runnable, is flagged again: the rule holds back for the breakage, not the file."""
-    rust = CHEATS / "rust_codecontests_inference" / "cheats"
-    broken = {name: (rust / name).read_text() for name in (
+    def rust(name: str) -> Path:  # declared in the environment's folder, or a test's
+        declared = cheats_folder("rust_codecontests_inference") / name
+        return declared if declared.is_file() else (
+            CHEATS / "rust_codecontests_inference" / "cheats" / name)
+
+    broken = {name: rust(name).read_text() for name in (
         "not_async.py", "import_error.py", "never_returns.py", "blocks_forever.py",
         "not_a_string.py")}
     for name, text in broken.items():

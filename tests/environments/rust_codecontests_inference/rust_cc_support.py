@@ -11,7 +11,10 @@ from rebench.sandbox import Isolation
 
 ENV_ID = "rust_codecontests_inference"
 ENV_DIR = Path(__file__).resolve().parents[3] / "src" / "rebench" / "environments" / ENV_ID
+# The hangs scored in-process with limits of seconds; the other cheats are declared in the
+# environment's own cheats/ folder (degenerate.py, CHEATS).
 CHEATS = Path(__file__).resolve().parent / "cheats"
+DECLARED_CHEATS = ENV_DIR / "cheats"
 
 
 def bwrap_isolation() -> Isolation | None:

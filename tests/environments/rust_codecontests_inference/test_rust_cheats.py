@@ -1,5 +1,8 @@
 """Cheating and broken submissions score NaN or no better than the start (0), with a clear
-message, and the scorer finishes within its time limit."""
+message, and the scorer finishes within its time limit: the hangs, with limits of seconds,
+and the controls showing that the declared cheats are real without a sandbox. The declared
+cheats themselves (degenerate.py, CHEATS; files of the environment's cheats/ folder) are
+scored officially by the generic cheat test (tests/environments/test_degenerate_policies.py)."""
 
 from __future__ import annotations
 
@@ -11,38 +14,18 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from rust_cc_support import CHEATS, ENV_DIR, bwrap_isolation
+from rust_cc_support import CHEATS, DECLARED_CHEATS, ENV_DIR, bwrap_isolation
 
 from rebench.environments.rust_codecontests_inference import scoring
 from rebench.scoring.context import ScoringContext
 
 
 def _score(make: Callable[..., ScoringContext], name: str, **kw: object) -> tuple[object, float]:
-    ctx = make(CHEATS / f"{name}.py", **kw)
+    folder = CHEATS if (CHEATS / f"{name}.py").is_file() else DECLARED_CHEATS
+    ctx = make(folder / f"{name}.py", **kw)
     start = time.monotonic()
     result = scoring.score(ctx)
     return result, time.monotonic() - start
-
-
-def test_monkeypatching_the_evaluator_gains_nothing(small_context: Callable[..., ScoringContext]
-                                                    ) -> None:
-    result, _ = _score(small_context, "monkeypatch_judge")
-    assert result.raw == 0.0  # type: ignore[attr-defined]
-    assert result.details["verdicts"] == {"wrong_answer": 3}  # type: ignore[attr-defined]
-
-
-@pytest.mark.parametrize("name,needle", [
-    ("import_error", "failed to import"),
-    ("not_async", "async def generate_solution"),
-])
-def test_unloadable_module_is_invalid_with_a_message(
-        small_context: Callable[..., ScoringContext], name: str, needle: str) -> None:
-    """Found by the import check (no held-out problem in reach); the agent sees the fixed
-    reason, the operator the error."""
-    result, _ = _score(small_context, name)
-    assert math.isnan(result.raw)  # type: ignore[attr-defined]
-    assert result.message == {"error": "import_failed"}  # type: ignore[attr-defined]
-    assert needle in result.details["fatal"]  # type: ignore[attr-defined]
 
 
 def test_generate_solution_that_never_returns_times_out_per_problem(
@@ -62,21 +45,6 @@ def test_blocking_solution_is_killed_at_the_overall_limit(
     assert elapsed < 30
 
 
-def test_non_string_answers_and_exceptions_count_as_unsolved(
-        small_context: Callable[..., ScoringContext]) -> None:
-    result, _ = _score(small_context, "not_a_string")
-    assert result.raw == 0.0  # type: ignore[attr-defined]
-    assert len(result.details["errors"]) == 3  # type: ignore[attr-defined]
-    assert all("boom" in e or "not str" in e
-               for e in result.details["errors"].values())  # type: ignore[attr-defined]
-
-
-def test_tampering_with_the_child_files_gains_nothing(
-        small_context: Callable[..., ScoringContext]) -> None:
-    result, _ = _score(small_context, "writes_outside")
-    assert result.raw == 0.0  # type: ignore[attr-defined]
-
-
 def test_missing_solution_file_is_invalid(small_context: Callable[..., ScoringContext],
                                           tmp_path: Path) -> None:
     ctx = small_context(CHEATS / "never_returns.py")
@@ -85,18 +53,10 @@ def test_missing_solution_file_is_invalid(small_context: Callable[..., ScoringCo
     assert math.isnan(result.raw) and result.message == {"error": "no_solution"}
 
 
-def test_reading_the_held_out_file_fails_in_the_sandbox(
-        small_context: Callable[..., ScoringContext]) -> None:
-    isolation = bwrap_isolation()
-    if isolation is None:
-        pytest.skip("the bwrap sandbox is not available here")
-    result, _ = _score(small_context, "read_heldout", isolation=isolation)
-    assert result.raw == 0.0  # type: ignore[attr-defined]
-
-
 def test_reading_the_held_out_file_works_without_a_sandbox(
         small_context: Callable[..., ScoringContext]) -> None:
-    """The control for the test above: the cheat is real, only the sandbox stops it."""
+    """The control for the declared read_heldout: the cheat is real, only the sandbox stops
+    it."""
     result, _ = _score(small_context, "read_heldout")
     assert result.raw == 1.0  # type: ignore[attr-defined]
 
@@ -120,22 +80,23 @@ def test_rebuilding_held_out_problems_from_the_package_gains_nothing(
     assert result.details["verdicts"] == {"empty": 3}  # type: ignore[attr-defined]
 
 
-def test_family_code_from_the_package_gains_nothing_in_the_sandbox(
+def test_the_sandbox_cannot_import_the_package(
         small_context: Callable[..., ScoringContext]) -> None:
+    """Why families_from_package (declared, scored officially) gains nothing under bwrap:
+    the allow-list sandbox has no rebench internals."""
     isolation = bwrap_isolation()
     if isolation is None:
         pytest.skip("the bwrap sandbox is not available here")
-    ctx = small_context(CHEATS / "families_from_package.py", isolation=isolation)
+    ctx = small_context(DECLARED_CHEATS / "families_from_package.py", isolation=isolation)
     probe = subprocess.run(ctx.untrusted_argv(
         [sys.executable, "-c", "import rebench.environments.rust_codecontests_inference.problems"],
         workdir=ctx.scratch_dir, gpu=False), capture_output=True, timeout=60)
-    assert probe.returncode != 0  # the allow-list sandbox has no rebench internals
-    assert scoring.score(ctx).raw == 0.0
+    assert probe.returncode != 0
 
 
 def test_family_code_from_the_package_works_without_a_sandbox(
         small_context: Callable[..., ScoringContext]) -> None:
-    """The control for the test above: the families are public code; only the sandbox
-    keeps a solution from importing them (README, known limitations)."""
+    """The control for the declared families_from_package: the families are public code;
+    only the sandbox keeps a solution from importing them (README, known limitations)."""
     result, _ = _score(small_context, "families_from_package")
     assert result.raw == 1.0  # type: ignore[attr-defined]

@@ -16,7 +16,14 @@ import inspect
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
-from rebench.scoring.declarations import Degenerate, Expect, Golden, PolicyContext, Secrets
+from rebench.scoring.declarations import (
+    Cheat,
+    Degenerate,
+    Expect,
+    Golden,
+    PolicyContext,
+    Secrets,
+)
 
 START_TOLERANCE = 0.0  # the start is exactly 0 solved; no noise to allow for
 
@@ -224,3 +231,28 @@ GOLDEN = Golden(check=_golden_check)
 # The leak test: the prepare's 32 random bytes, from which the held-out problems' tests and
 # examples derive (prepare.py).
 SECRETS = Secrets(drawn=("secret.bin",))
+
+
+# The known hacks (files of cheats/), scored officially on the test profile by the generic
+# cheat test: refused before any held-out problem is given, or no better than the start (0
+# solved) for the cause in `detail`. The two that hang (never_returns, blocks_forever) are
+# scored in-process with limits of seconds, and the cheats that work without a sandbox
+# have their controls there (tests/environments/rust_codecontests_inference/
+# test_rust_cheats.py): the official profiles' limits are minutes.
+def _solution(file: str, expect: Expect = Expect.AT_MOST_START, reason: str = "",
+              detail: str = "") -> Cheat:
+    return Cheat(file, "solution.py", expect, reason=reason, detail=detail, profiles=_TEST)
+
+
+CHEATS = (
+    _solution("import_error.py", Expect.INVALID, reason="import_failed",
+              detail="failed to import"),
+    _solution("not_async.py", Expect.INVALID, reason="import_failed",
+              detail="async def generate_solution"),
+    _solution("monkeypatch_judge.py", detail="wrong_answer"),
+    _solution("not_a_string.py", detail="not str"),
+    _solution("writes_outside.py"),
+    _solution("read_heldout.py"),
+    _solution("families_from_package.py"),
+    _solution("rebuild_from_package.py"),
+)
