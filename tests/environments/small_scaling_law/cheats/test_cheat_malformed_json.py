@@ -1,5 +1,6 @@
-"""Cheat: malformed answer files (not JSON, wrong types, huge, a symlink to elsewhere)
-score NaN with a clear message and never raise."""
+"""Cheat: malformed answer files (not JSON, wrong types, huge) score NaN with a clear
+message and never raise. (A symbolic link to the protected record, scored officially:
+degenerate.py's CHEATS.)"""
 
 from __future__ import annotations
 
@@ -30,9 +31,8 @@ def test_malformed_answers_are_invalid(score_answer: ScoreFn, text: str) -> None
         assert result.message["reason"] in ("malformed_answer", "bad_width", "no_answer")
 
 
-def test_missing_and_symlinked_answers_are_invalid(
-        score_folder: Callable[[Path, ScoreKind], ScoreResult], ssl_assets: Path,
-        tmp_path: Path) -> None:
+def test_missing_and_undecodable_answers_are_invalid(
+        score_folder: Callable[[Path, ScoreKind], ScoreResult], tmp_path: Path) -> None:
     empty = tmp_path / "empty"
     empty.mkdir()
     assert not score_folder(empty, ScoreKind.FINAL).valid
@@ -40,8 +40,3 @@ def test_missing_and_symlinked_answers_are_invalid(
     binary.mkdir()
     (binary / "answer.json").write_bytes(b'{"n_embd": \xff\xfe}')
     assert not score_folder(binary, ScoreKind.FINAL).valid
-    linked = tmp_path / "linked"
-    linked.mkdir()
-    (linked / "answer.json").symlink_to(ssl_assets / "protected" / "meta.json")
-    result = score_folder(linked, ScoreKind.FINAL)
-    assert not result.valid and result.message["reason"] == "no_answer"

@@ -1,5 +1,6 @@
 """Cheat: answer with more compute than the budget. Above 1.1 x the target the answer is
-invalid (NaN) and nothing is trained; the agent sees only validity and the FLOP fraction."""
+invalid (NaN) and nothing is trained; the agent sees only validity and the FLOP fraction.
+(A huge width or step count, scored officially: degenerate.py's CHEATS.)"""
 
 from __future__ import annotations
 
@@ -32,10 +33,3 @@ def test_just_under_the_tolerance_is_valid(score_answer: ScoreFn, ssl_cpu: Profi
     result = score_answer(over(ssl_cpu, 1.09 * p.target_low / p.target_high),
                           ScoreKind.REQUESTED)
     assert result.message["is_valid"] is True and result.details == {"check_only": True}
-
-
-def test_a_huge_model_or_iteration_count_is_refused(score_answer: ScoreFn) -> None:
-    for answer in ({"loss_prediction": 3.0, "max_iters": 1, "n_embd": 1 << 20},
-                   {"loss_prediction": 3.0, "max_iters": 10**18, "n_embd": 16}):
-        result = score_answer(answer, ScoreKind.FINAL)
-        assert not result.valid and result.message["is_valid"] is False
