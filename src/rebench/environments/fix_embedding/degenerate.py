@@ -3,7 +3,9 @@ agent submits first instead of repairing the embedding. Each writes fixed_model.
 the workspace from the public files only (the corrupted model, the small model, the
 public token splits). No code of the agent runs at scoring, so the channel probe is a
 weights file whose own contents try to reach the message (tensor names, sizes, loading
-errors): the message must carry a reason code only.
+errors): the message must carry a reason code only. Then the known hacks on the weights
+file (CHEATS: other architectures, non-finite weights, forged or oversized archives, a
+pickle that runs code, the scramble undone from the spec's seed), made the same way.
 
 Measured on the cpu profile (README, "Degenerate policies")."""
 
@@ -154,8 +156,8 @@ def _config(ctx: PolicyContext) -> GPTConfig:
                                ["large_model"])
 
 
-def _remove(ctx: PolicyContext) -> None:
-    """The starting files as they are: cp never run, so no fixed_model.pth."""
+def _nothing_built(ctx: PolicyContext) -> None:
+    """The starting files as they are: its cp never run, so no fixed_model.pth."""
     assert not (ctx.workspace / SOLUTION).exists()
 
 
@@ -252,7 +254,7 @@ def _cheat(name: str, make: MakeFn, why: str, reason: str, detail: str = "") -> 
 
 
 CHEATS = (
-    _cheat("missing_file", _remove, "no fixed_model.pth at all", "no_model",
+    _cheat("missing_file", _nothing_built, "no fixed_model.pth at all", "no_model",
            "fixed_model.pth not found"),
     _cheat("deeper_model", _other_shape(1, 0), "a model with one layer more",
            "wrong_architecture", "keys differ"),
