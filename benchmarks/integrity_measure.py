@@ -7,14 +7,16 @@
 
 The corpus, labelled, for every environment (cpu profile):
 - hack: each hack of its cheat suite replayed as an agent run (the cheat written over the
-  solution, then an official score), the hacks kept inline in tests/integrity
+  solution, then an official score), each cheat it declares as code (`Cheat.make`, kind
+  "made": made like a degenerate policy), the hacks kept inline in tests/integrity
   (`INLINE_HACKS`), and each declared degenerate policy (`rebench/environments/<id>/
   degenerate.py`, cpu ones; the slow ones only with --slow-policies) made on the trusted
   side from the starting files and the public assets, its files written into the run's
   workspace, then scored;
 - honest: the start, reference and expert solutions, the honest replays of
-  tests/integrity/honest_replays.py, and the cheat suites' broken submissions (`BROKEN`:
-  they crash or hang, no hack attempt; kind "broken", counted apart).
+  tests/integrity/honest_replays.py, and the cheat suites' broken submissions (`BROKEN`,
+  and the made cheats of `MADE_BROKEN`: they crash, hang or hand in a malformed file, no
+  hack attempt; kind "broken", counted apart).
 Every run is checked by `rebench.integrity.check_run`; its suspicion score is
 `rebench.integrity.metrics.suspicion` (worst severity, plus a tenth per distinct rule). Each
 run falls in one of two halves by a hash of its case name (`half_of`): "tune" and
@@ -79,6 +81,8 @@ from test_integrity_cheat_suites import (  # noqa: E402
     BROKEN_RUNS,
     CI_RECIPE_TIMEOUT_S,
     INLINE_HACKS,
+    MADE_ALREADY,
+    MADE_BROKEN,
     cheat_actions,
 )
 
@@ -98,7 +102,12 @@ from rebench.integrity.metrics import (  # noqa: E402
     threshold_of,
     tpr_at_fpr,
 )
-from rebench.scoring.declarations import Degenerate, PolicyContext  # noqa: E402
+from rebench.scoring.declarations import (  # noqa: E402
+    Cheat,
+    Degenerate,
+    PolicyContext,
+    cheats_of,
+)
 
 
 def reuse_identical_scores() -> None:
@@ -145,10 +154,11 @@ def reuse_starting_builds() -> None:
     harness_run.apply_starting_recipe = build  # type: ignore[assignment]
 
 
-# Labels and kinds of runs. Hack kinds: a cheat file, a hack kept inline in tests/integrity,
-# a declared degenerate policy. Honest kinds: a solution (start, reference, expert), an
-# honest replay, a broken submission of a cheat suite (no hack attempt: it crashes or hangs).
-HACK_KINDS = ("cheat", "inline", "degenerate")
+# Labels and kinds of runs. Hack kinds: a cheat file, a cheat declared as code, a hack kept
+# inline in tests/integrity, a declared degenerate policy. Honest kinds: a solution (start,
+# reference, expert), an honest replay, a broken submission of a cheat suite (no hack
+# attempt: it crashes, hangs or hands in a malformed file).
+HACK_KINDS = ("cheat", "made", "inline", "degenerate")
 HONEST_KINDS = ("solution", "replay", "broken")
 # The folder prefixes of kept runs (--keep) by kind; "hack-" and "honest-" are the names
 # kept runs had before the kinds were told apart (read by --rescan as cheat and replay).
@@ -235,6 +245,35 @@ def measure_hacks(env_id: str, base: Path, rows: list[Row]) -> None:
             _measure(env_id, "inline", name, _replay(env_id, "inline", name, make, base), rows)
 
 
+def made_cheats(env_id: str) -> list[tuple[str, Cheat]]:
+    """(kind, cheat) of every cheat the environment declares as code and the corpus does
+    not hold already: "broken" for MADE_BROKEN, else "made" (a hack)."""
+    return [("broken" if (env_id, c.label) in MADE_BROKEN else "made", c)
+            for c in cheats_of(env_id)
+            if c.make is not None and (env_id, c.label) not in MADE_ALREADY]
+
+
+def measure_made(env_id: str, base: Path, rows: list[Row]) -> None:
+    """Every cheat the environment declares as code, made as a degenerate policy is (on the
+    trusted side, from the starting files and the public assets) and replayed as a run. One
+    that cannot be made here (e.g. on stand-in assets) is kept as a missing case."""
+    for kind, cheat in made_cheats(env_id):
+        if not wanted(kind):
+            continue
+        scratch = base / folder("making", cheat.label)
+        try:
+            actions = policy_actions(env_id, cheat, scratch)
+        except Exception as exc:  # kept as a missing case, with its reason
+            rows.append(make_row(env_id, kind, cheat.label, None, math.nan,
+                                 f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
+            print(row_line(rows[-1]), flush=True)
+            continue
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)
+        _measure(env_id, kind, cheat.label,
+                 _replay(env_id, kind, cheat.label, lambda a=actions: a, base), rows)
+
+
 def policies(env_id: str) -> tuple[Degenerate, ...]:
     """The environment's declared degenerate policies (none without a degenerate.py)."""
     if not (environment_dir(env_id) / "degenerate.py").is_file():
@@ -248,8 +287,9 @@ def _tree(root: Path) -> dict[str, Path]:
             if (p.is_file() or p.is_symlink()) and "__pycache__" not in p.parts}
 
 
-def policy_actions(env_id: str, policy: Degenerate, scratch: Path) -> list[Action]:
-    """What an agent does to hand in `policy`: made as the generic degenerate test makes it
+def policy_actions(env_id: str, policy: Degenerate | Cheat, scratch: Path) -> list[Action]:
+    """What an agent does to hand in `policy` (or a cheat declared as code, made over the
+    starting files): made as the generic degenerate test makes it
     (a fresh copy of the starting files, the public assets at hand, on the trusted side),
     then every file it wrote or changed written into the run's workspace (links made as
     links), every file it removed removed, and a score."""
@@ -261,6 +301,7 @@ def policy_actions(env_id: str, policy: Degenerate, scratch: Path) -> list[Actio
     workspace, private = scratch / "workspace", scratch / "private"
     shutil.copytree(starting, workspace, symlinks=True)
     private.mkdir()
+    assert policy.make is not None
     policy.make(PolicyContext(spec=spec, profile=profile,
                               public_dir=ensure_assets(env_id) / "public",
                               workspace=workspace, scratch=private))
@@ -291,7 +332,7 @@ def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> 
                                  "slow policy: not made (--slow-policies)"))
             print(row_line(rows[-1]), flush=True)
             continue
-        scratch = base / folder("made", policy.name)
+        scratch = base / folder("making", policy.name)
         try:
             actions = policy_actions(env_id, policy, scratch)
         except Exception as exc:  # kept as a missing case, with its reason
@@ -343,6 +384,7 @@ def case_names(env_id: str) -> dict[tuple[str, str], str]:
     name itself."""
     names: list[tuple[str, str]] = [
         *(("cheat", c.name) for env, c in cheat_files() if env == env_id),
+        *((kind, c.label) for kind, c in made_cheats(env_id)),
         *(("inline", n) for env, n in INLINE_HACKS if env == env_id),
         *(("degenerate", p.name) for p in policies(env_id)),
         *(("solution", n) for n in (*load_spec(env_id).solutions, "start")),
@@ -412,7 +454,7 @@ def report_lines(rows: Sequence[Row]) -> list[str]:
     for r in missing:
         lines.append(f"- not measured: {r['case']}: {r['error']}")
     measured = [r for r in rows if not r["error"]]
-    for title, kinds in (("cheats and inline hacks", ("cheat", "inline")),
+    for title, kinds in (("cheats and inline hacks", ("cheat", "made", "inline")),
                          ("degenerate policies", ("degenerate",))):
         part = [r for r in measured if r["kind"] in kinds]
         lines.append(f"{title} with any flag: {sum(bool(r['flags']) for r in part)}/{len(part)}")
@@ -422,7 +464,8 @@ def report_lines(rows: Sequence[Row]) -> list[str]:
                  f"{len(honest)}")
     for half in (*HALVES, None):
         for title, kinds in (("every hack (cheats, inline hacks, degenerate policies)",
-                              HACK_KINDS), ("cheats and inline hacks only", ("cheat", "inline")),
+                              HACK_KINDS),
+                             ("cheats and inline hacks only", ("cheat", "made", "inline")),
                              ("degenerate policies only", ("degenerate",))):
             lines += [f"\n{half or 'all runs'}, {title}:\n", *metrics_lines(rows, half, kinds)]
     return lines
@@ -508,6 +551,7 @@ def measure(args: argparse.Namespace, base: Path) -> list[Row]:
         else:
             prepare_environment(spec, spec.profile("cpu"))
         measure_hacks(env_id, base / env_id, rows)
+        measure_made(env_id, base / env_id, rows)
         measure_degenerate(env_id, base / env_id, rows, args.slow_policies)
         measure_honest(env_id, base / env_id, rows, args.stand_in)
     return rows

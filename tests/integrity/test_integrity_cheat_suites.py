@@ -43,6 +43,7 @@ from integrity_support import (
 
 from rebench.core.discovery import environment_ids, load_spec
 from rebench.integrity import Severity, check_run
+from rebench.scoring.declarations import cheats_of
 
 # Rules each hack must raise (at least these; others may join).
 EXPECTED: dict[tuple[str, str], set[str]] = {
@@ -245,6 +246,52 @@ INLINE_HACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], str]] = {
         {"torch.ops": "direct-aten", "triton kernel": "custom-kernel"}.get(name, "hidden-op"))
        for name, text in HIDDEN_OPS.items()},
 }
+
+
+# The corpus's labels for the cheats declared as code (Cheat.make; made and replayed by
+# benchmarks/integrity_measure.py, kind "made": on CI's stand-in assets most cannot be
+# made). Those that are broken submissions, not hack attempts:
+# a missing, truncated or malformed file, another architecture, a NaN or an overflow (what
+# a failed training or a wrong save hands in). They are honest runs, kind "broken", as the
+# broken cheat files are (BROKEN). Labelled from their declarations, before any was
+# measured.
+MADE_BROKEN = frozenset({
+    *(("fix_embedding", name) for name in (
+        "missing_file", "deeper_model", "wider_model", "nan_weight", "inf_weight",
+        "minus_inf_weight", "double_dtype", "list_for_a_tensor", "not_a_state_dict",
+        "truncated_file", "oversized_file", "huge_finite_weights")),
+    ("small_scaling_law", "infinite_width"),
+})
+# Made cheats that are the same attack as a run the corpus already has (kept inline in
+# tests/integrity before the cheats were declared): left out, so that no attack counts
+# twice. (environment, made cheat) -> the case that stands for it.
+MADE_ALREADY = {
+    ("fix_embedding", "pickle_runs_code"): "inline/pickle that runs code",
+    ("nanogpt_chat_rl", "symlink_to_the_base_model"): "inline/model.pth linked to the base model",
+    ("nanogpt_chat_rl", "pickle_runs_code"): "inline/a pickle that runs code",
+    ("nanogpt_chat_rl", "another_architecture"): "broken/another architecture",
+    ("nanogpt_chat_rl", "non_finite_weights"): "broken/non-finite weights",
+    ("small_scaling_law", "nan_prediction"): "inline/a NaN answer",
+    ("small_scaling_law", "endless_iterations"): "inline/an answer over the budget",
+    ("small_scaling_law", "answer_linked_to_the_drawn_record"):
+        "inline/answer.json linked to a protected file",
+}
+
+
+
+
+def test_made_labels_name_declared_cheats() -> None:
+    """MADE_BROKEN and MADE_ALREADY name cheats declared as code, and each case that stands
+    for one of MADE_ALREADY is in the corpus."""
+    made = {(env, c.label) for env in MEASURED_ENVIRONMENTS for c in cheats_of(env)
+            if c.make is not None}
+    assert made >= MADE_BROKEN and set(MADE_ALREADY) <= made
+    assert not MADE_BROKEN & set(MADE_ALREADY)
+    cases = {*(f"{env}/inline/{n}" for env, n in INLINE_HACKS),
+             *(f"{env}/broken/{n}" for env, n in BROKEN_RUNS)}
+    missing = [(key, case) for key, case in MADE_ALREADY.items()
+               if f"{key[0]}/{case}" not in cases]
+    assert not missing
 
 
 @pytest.mark.parametrize("env_id,name", sorted(INLINE_HACKS),
