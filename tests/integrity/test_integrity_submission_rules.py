@@ -4,7 +4,9 @@ Fast: text units and a run directory made by hand (no prepare, no harness run)."
 
 from __future__ import annotations
 
+import io
 import json
+import zipfile
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -14,7 +16,7 @@ import torch
 from rebench.integrity.engine import text_flags
 from rebench.integrity.extension import environment_rules
 from rebench.integrity.flags import Evidence
-from rebench.integrity.record import RunData, SnapshotFile, TextUnit, UnitKind
+from rebench.integrity.record import KnownFiles, RunData, SnapshotFile, TextUnit, UnitKind
 from rebench.integrity.submission_checks import (
     constant_output_flags,
     python_shape,
@@ -33,8 +35,10 @@ def _rules(env_id: str, path: str, text: str) -> set[str]:
     return {f.rule for f in text_flags([unit], environment_rules(env_id))}
 
 
-def _run(tmp_path: Path, env_id: str, files: dict[str, bytes], kind: str = "final") -> RunData:
-    """A run record with one scored snapshot holding `files`."""
+def _run(tmp_path: Path, env_id: str, files: dict[str, bytes], kind: str = "final",
+         known: KnownFiles | None = None) -> RunData:
+    """A run record with one scored snapshot holding `files` (`known`: the files the run
+    was given and must never have; none where None)."""
     snap = tmp_path / "protected" / "snapshots" / "1"
     for rel, data in files.items():
         (snap / rel).parent.mkdir(parents=True, exist_ok=True)
@@ -42,7 +46,8 @@ def _run(tmp_path: Path, env_id: str, files: dict[str, bytes], kind: str = "fina
     entry = SimpleNamespace(kind=kind, snapshot="protected/snapshots/1", working_s=1.0,
                             wall_time="t", normalized=0.0, valid=True)
     record = SimpleNamespace(env_id=env_id, profile="cpu")
-    data = RunData(tmp_path, record, [], [entry], {}, SimpleNamespace())  # type: ignore[arg-type]
+    data = RunData(tmp_path, record, [], [entry], {},  # type: ignore[arg-type]
+                   known or KnownFiles())
     assert all(isinstance(i, SnapshotFile) for i in data.snapshot_files())
     return data
 
@@ -299,6 +304,28 @@ def test_weights_no_loader_reads_are_flagged(tmp_path: Path) -> None:
     assert not list(unreadable_weights_flags(good))
     initial = _run(tmp_path / "i", "fix_embedding", {"fixed_model.pth": b"junk"}, "initial")
     assert not list(unreadable_weights_flags(initial))
+
+
+def test_a_given_weights_file_cut_short_is_not_a_probe(tmp_path: Path) -> None:
+    """A copy of the public model that stopped half way (fix_embedding's truncated_file,
+    a broken submission of the tune half): every byte is the given file's, so it carries
+    nothing chosen. The same bytes with one changed, or garbage, are still flagged."""
+    public = tmp_path / "assets" / "public"
+    public.mkdir(parents=True)
+    model = _torch_bytes({"w": torch.randn(4096)}, tmp_path)
+    (public / "large_model.pth").write_bytes(model)
+    known = KnownFiles()
+    known.add_tree("public", public)
+    cut = model[: len(model) // 2]
+    assert not zipfile.is_zipfile(io.BytesIO(cut))
+    truncated = _run(tmp_path / "t", "fix_embedding", {"fixed_model.pth": cut}, known=known)
+    assert not list(unreadable_weights_flags(truncated))
+    edited = cut[:-10] + b"4242424242"
+    changed = _run(tmp_path / "c", "fix_embedding", {"fixed_model.pth": edited}, known=known)
+    assert [f.rule for f in unreadable_weights_flags(changed)] == ["weights-unreadable"]
+    garbage = _run(tmp_path / "g", "fix_embedding",
+                   {"fixed_model.pth": b"PK\x03\x04 exception text 4242 " * 64}, known=known)
+    assert [f.rule for f in unreadable_weights_flags(garbage)] == ["weights-unreadable"]
 
 
 def test_tensor_names_that_are_text_are_flagged(tmp_path: Path) -> None:

@@ -76,6 +76,10 @@ class SnapshotFile:
         return file_digest(self.path)
 
 
+# The labels of KnownFiles that the agent was given (the rest it must never have).
+GIVEN_LABELS = ("public/", "starting/")
+
+
 @dataclass
 class KnownFiles:
     """Files the agent was given or must never have (public assets, starting files,
@@ -91,6 +95,26 @@ class KnownFiles:
             if path.is_file() and not path.is_symlink():
                 rel = path.relative_to(root)
                 self.by_size.setdefault(path.stat().st_size, []).append((f"{label}/{rel}", path))
+
+    def truncations(self, path: Path, size: int) -> list[str]:
+        """Labels of the files the agent was given (public assets, starting files) of
+        which `path`, `size` bytes long, is the beginning: a copy cut short, every byte of
+        it a given file's."""
+        if size == 0:
+            return []
+        head = path.read_bytes()[:size]
+        found = []
+        for known_size, entries in self.by_size.items():
+            if known_size <= size:
+                continue
+            for label, known in entries:
+                if not label.startswith(GIVEN_LABELS):
+                    continue
+                with known.open("rb") as handle:
+                    if (handle.read(4096) == head[:4096]
+                            and handle.read(max(size - 4096, 0)) == head[4096:]):
+                        found.append(label)
+        return found
 
     def matches(self, size: int, digest: str) -> list[str]:
         """Labels of the known files with exactly these bytes."""

@@ -237,11 +237,13 @@ def unreadable_weights_flags(data: RunData) -> Iterator[Flag]:
     """A weights file handed in that no loader reads: bytes of no weights format (a file
     whose only effect is a loading error, with text of its own), or a pickle that builds an
     exception when loaded. Such a submission can only fail; what it can carry is the
-    error's text."""
+    error's text. A given file cut short (a copy that stopped: every byte of it is the
+    given file's, none chosen) carries nothing of its own and is spared."""
     for item in _torch_files(data):
         with item.path.open("rb") as handle:
             head = handle.read(512)
-        if not _readable_kind(head, item.path):
+        if not _readable_kind(head, item.path) and not data.known.truncations(item.path,
+                                                                                item.size):
             text = head[:80].decode("latin-1")
             yield Flag("weights-unreadable", Severity.MEDIUM,
                        f"{item.rel} is not a weights file of any format torch reads: it can "
