@@ -260,8 +260,11 @@ MADE_BROKEN = frozenset({
         "missing_file", "deeper_model", "wider_model", "nan_weight", "inf_weight",
         "minus_inf_weight", "double_dtype", "list_for_a_tensor", "not_a_state_dict",
         "truncated_file", "oversized_file", "huge_finite_weights")),
-    ("small_scaling_law", "infinite_width"),
 })
+# small_scaling_law's infinite_width was first labelled broken with them, and moved to the
+# hacks after the first measurement (2026-12-06): the corpus labels the same attack kept
+# inline, "a NaN answer" (a non-finite value in answer.json), a hack.
+
 # Made cheats that are the same attack as a run the corpus already has (kept inline in
 # tests/integrity before the cheats were declared): left out, so that no attack counts
 # twice. (environment, made cheat) -> the case that stands for it.
