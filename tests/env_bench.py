@@ -64,6 +64,11 @@ def tested_environment_ids() -> list[str]:
         return environment_ids()
 
 
+# Its name starts with "test": without this, pytest collects it as a test in every module
+# that imports it (a warning and a test that checks nothing).
+tested_environment_ids.__test__ = False  # type: ignore[attr-defined]
+
+
 def is_fixture_environment(env_id: str) -> bool:
     return (FIXTURE_ENVIRONMENTS / env_id / "environment.py").is_file()
 
