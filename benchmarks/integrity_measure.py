@@ -255,23 +255,28 @@ def made_cheats(env_id: str) -> list[tuple[str, Cheat]]:
 
 def measure_made(env_id: str, base: Path, rows: list[Row]) -> None:
     """Every cheat the environment declares as code, made as a degenerate policy is (on the
-    trusted side, from the starting files and the public assets) and replayed as a run. One
-    that cannot be made here (e.g. on stand-in assets) is kept as a missing case."""
+    trusted side, from the starting files and the public assets) and replayed as a run."""
     for kind, cheat in made_cheats(env_id):
-        if not wanted(kind):
-            continue
-        scratch = base / folder("making", cheat.label)
-        try:
-            actions = policy_actions(env_id, cheat, scratch)
-        except Exception as exc:  # kept as a missing case, with its reason
-            rows.append(make_row(env_id, kind, cheat.label, None, math.nan,
-                                 f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
-            print(row_line(rows[-1]), flush=True)
-            continue
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        _measure(env_id, kind, cheat.label,
-                 _replay(env_id, kind, cheat.label, lambda a=actions: a, base), rows)
+        if wanted(kind):
+            _measure_making(env_id, kind, cheat.label, cheat, base, rows)
+
+
+def _measure_making(env_id: str, kind: str, name: str, policy: Degenerate | Cheat,
+                    base: Path, rows: list[Row]) -> None:
+    """`policy` made (policy_actions) and replayed as a run; one that cannot be made here
+    (e.g. on stand-in assets, or where it needs a GPU) is kept as a missing case with the
+    reason."""
+    scratch = base / folder("making", name)
+    try:
+        actions = policy_actions(env_id, policy, scratch)
+    except Exception as exc:  # kept as a missing case, with its reason
+        rows.append(make_row(env_id, kind, name, None, math.nan,
+                             f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
+        print(row_line(rows[-1]), flush=True)
+        return
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    _measure(env_id, kind, name, _replay(env_id, kind, name, lambda: actions, base), rows)
 
 
 def policies(env_id: str) -> tuple[Degenerate, ...]:
@@ -332,18 +337,7 @@ def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> 
                                  "slow policy: not made (--slow-policies)"))
             print(row_line(rows[-1]), flush=True)
             continue
-        scratch = base / folder("making", policy.name)
-        try:
-            actions = policy_actions(env_id, policy, scratch)
-        except Exception as exc:  # kept as a missing case, with its reason
-            rows.append(make_row(env_id, "degenerate", policy.name, None, math.nan,
-                                 f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
-            print(row_line(rows[-1]), flush=True)
-            continue
-        finally:
-            shutil.rmtree(scratch, ignore_errors=True)
-        _measure(env_id, "degenerate", policy.name,
-                 _replay(env_id, "degenerate", policy.name, lambda a=actions: a, base), rows)
+        _measure_making(env_id, "degenerate", policy.name, policy, base, rows)
 
 
 def measure_honest(env_id: str, base: Path, rows: list[Row], stand_in: bool) -> None:

@@ -203,9 +203,8 @@ def cheat_files() -> list[tuple[str, Path]]:
     environments: the cheats an environment declares in its folder (degenerate.py,
     CHEATS; files of its cheats/ folder), and those of the cheats/ folders of the
     environments' test folders (test modules that keep their cheats inline are not cheat
-    files). A cheat declared as code (`make`) is no file and no case of the corpus: the
-    corpus keeps its own replays of those hacks (INLINE_HACKS), so its halves stay as
-    they were."""
+    files). A cheat declared as code (`make`) is no file: benchmarks/integrity_measure.py
+    makes and measures those itself (kind "made", or "broken" for MADE_BROKEN)."""
     declared = [(env_id, cheats_folder(env_id) / cheat.file)
                 for env_id in MEASURED_ENVIRONMENTS for cheat in cheats_of(env_id)
                 if cheat.make is None]
