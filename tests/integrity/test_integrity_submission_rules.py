@@ -19,6 +19,7 @@ from rebench.integrity.flags import Evidence
 from rebench.integrity.record import KnownFiles, RunData, SnapshotFile, TextUnit, UnitKind
 from rebench.integrity.submission_checks import (
     constant_output_flags,
+    forged_archive_flags,
     python_shape,
     resubmitted_start_flags,
     text_name_flags,
@@ -326,6 +327,51 @@ def test_a_given_weights_file_cut_short_is_not_a_probe(tmp_path: Path) -> None:
     garbage = _run(tmp_path / "g", "fix_embedding",
                    {"fixed_model.pth": b"PK\x03\x04 exception text 4242 " * 64}, known=known)
     assert [f.rule for f in unreadable_weights_flags(garbage)] == ["weights-unreadable"]
+
+
+def test_archives_no_saver_writes_are_flagged(tmp_path: Path) -> None:
+    """fix_embedding's compressed_archive and huge_storage_pickle (tune-half cases): a
+    member deflated from 18 MB of zeros, and a storage declared larger than its data. A
+    file as torch.save writes it, and one whose pickle declares the same sizes in other
+    opcodes (a second tensor of the same type reuses the memoized type), are not."""
+    state = {"a": torch.zeros(4), "b": torch.ones(3, dtype=torch.int64), "c": torch.ones(5)}
+    plain = _torch_bytes(state, tmp_path)
+    honest = _run(tmp_path / "h", "fix_embedding", {"fixed_model.pth": plain})
+    assert not list(forged_archive_flags(honest))
+    big = _torch_bytes({"w": torch.zeros(4_500_000)}, tmp_path)
+    deflated = io.BytesIO()
+    with zipfile.ZipFile(io.BytesIO(big)) as zin, zipfile.ZipFile(
+            deflated, "w", compression=zipfile.ZIP_DEFLATED) as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, zin.read(info))
+    bomb = _run(tmp_path / "b", "fix_embedding", {"fixed_model.pth": deflated.getvalue()})
+    assert [f.rule for f in forged_archive_flags(bomb)] == ["weights-forged"]
+    members: dict[str, bytes] = {}
+    with zipfile.ZipFile(io.BytesIO(plain)) as archive:
+        members = {i.filename: archive.read(i) for i in archive.infolist()}
+    pkl = next(n for n in members if n.endswith("data.pkl"))
+    assert b"K\x05t" in members[pkl]  # c's 5 elements, the last storage declared
+    members[pkl] = members[pkl].replace(b"K\x05t", b"J" + (450_000_000).to_bytes(4, "little")
+                                        + b"t")
+    forged = io.BytesIO()
+    with zipfile.ZipFile(forged, "w") as archive:
+        for name, member in members.items():
+            archive.writestr(name, member)
+    declared = _run(tmp_path / "d", "fix_embedding", {"fixed_model.pth": forged.getvalue()})
+    assert [f.rule for f in forged_archive_flags(declared)] == ["weights-forged"]
+
+
+def test_an_embedding_reordered_is_flagged() -> None:
+    """fix_embedding's permutation_from_seed_plus_1 and _plus_3 (the tune half): the
+    starting rows in another order. The same rows in place, rows with noise added, and
+    another shape are not."""
+    from rebench.environments.fix_embedding.integrity import reordered_rows
+
+    start = torch.randn(16, 8)
+    assert reordered_rows(start[torch.randperm(16)], start) is not None
+    assert reordered_rows(start.clone(), start) is None
+    assert reordered_rows(start[torch.randperm(16)] + 1e-3, start) is None
+    assert reordered_rows(start[:8], start) is None
 
 
 def test_tensor_names_that_are_text_are_flagged(tmp_path: Path) -> None:

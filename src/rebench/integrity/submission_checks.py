@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from rebench.integrity.flags import Evidence, Flag, Severity
-from rebench.integrity.pickles import pickle_globals, pickle_streams
+from rebench.integrity.pickles import declared_storages, pickle_globals, pickle_streams
 from rebench.integrity.record import RunData, SnapshotFile
 
 # Weights files read at most (bytes): a larger file is left to the other rules.
@@ -258,6 +258,53 @@ def unreadable_weights_flags(data: RunData) -> Iterator[Flag]:
                        "feedback probing")
 
 
+# A deflated member of a weights archive that inflates to more than this many times its
+# stored bytes, and to more than INFLATED_MIN_BYTES, is a bomb: torch.save stores every
+# member uncompressed, and real weights do not deflate that far.
+INFLATION_MAX = 20
+INFLATED_MIN_BYTES = 16 * 1024 * 1024
+
+
+def _forged_archive(path: Path) -> str | None:
+    """What makes a torch zip archive one no saver writes, or None: a member deflated to a
+    small part of what it inflates to, or a storage declared larger than its data member
+    (torch.load allocates what the pickle declares)."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            infos = archive.infolist()
+            for info in infos:
+                if (info.compress_type != zipfile.ZIP_STORED
+                        and info.file_size > INFLATED_MIN_BYTES
+                        and info.file_size > INFLATION_MAX * max(info.compress_size, 1)):
+                    return (f"member {info.filename} inflates from {info.compress_size} to "
+                            f"{info.file_size} bytes")
+            sizes = {info.filename.rpartition("/data/")[2]: info.file_size for info in infos
+                     if "/data/" in info.filename}
+    except (zipfile.BadZipFile, OSError, RuntimeError, ValueError):
+        return None
+    for stream in pickle_streams(path):
+        for kind, key, declared in declared_storages(stream):
+            if key in sizes and declared > sizes[key]:
+                return (f"storage {key} ({kind}) declared as {declared} bytes, its data "
+                        f"member holds {sizes[key]}")
+    return None
+
+
+def forged_archive_flags(data: RunData) -> Iterator[Flag]:
+    """Weights whose archive no saver writes: a member that inflates many times over (a
+    deflate bomb), or a pickle declaring a storage beyond its data (an allocation of the
+    declared size on load). Their only effect is on the loader: its memory, or its refusal."""
+    for item in _torch_files(data):
+        if not zipfile.is_zipfile(item.path):
+            continue
+        forged = _forged_archive(item.path)
+        if forged:
+            yield Flag("weights-forged", Severity.HIGH,
+                       f"{item.rel} is an archive no saver writes ({forged}): made to make "
+                       "the loader allocate what it declares", _evidence(item, forged),
+                       "scorer denial")
+
+
 # A tensor name a module can give: dotted identifiers and layer numbers.
 MODULE_PATH = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z0-9_]+)*")
 
@@ -282,6 +329,6 @@ def text_name_flags(data: RunData) -> Iterator[Flag]:
 
 
 SUBMISSION_CHECKS = (resubmitted_start_flags, constant_output_flags, unreadable_weights_flags,
-                     text_name_flags)
+                     forged_archive_flags, text_name_flags)
 
 __all__ = ["SUBMISSION_CHECKS", "load_state", "python_shape", "text_tensor_names"]
