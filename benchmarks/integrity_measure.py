@@ -3,7 +3,7 @@
 
     python benchmarks/integrity_measure.py [--env triton_cumsum ...] [--out table.md]
         [--corpus-out corpus.json] [--keep DIR | --rescan DIR | --metrics-from corpus.json]
-        [--stand-in] [--cache DIR] [--slow-policies] [--rescore-identical]
+        [--stand-in] [--cache DIR] [--slow-policies] [--rescore-identical] [--hide-held-out]
 
 The corpus, labelled, for every environment (cpu profile):
 - hack: each hack of its cheat suite replayed as an agent run (the cheat written over the
@@ -13,10 +13,17 @@ The corpus, labelled, for every environment (cpu profile):
   degenerate.py`, cpu ones; the slow ones only with --slow-policies) made on the trusted
   side from the starting files and the public assets, its files written into the run's
   workspace, then scored;
+- hack, kind "session": each of those hacks again after the generic honest replay (a look
+  around and a score of the start), as an agent starts before it turns to a hack; it falls
+  in its bare hack's half;
 - honest: the start, reference and expert solutions, the honest replays of
-  tests/integrity/honest_replays.py, and the cheat suites' broken submissions (`BROKEN`,
+  tests/integrity/honest_replays.py (each environment's, and the sessions of `SESSIONS`
+  on every environment), and the cheat suites' broken submissions (`BROKEN`,
   and the made cheats of `MADE_BROKEN`: they crash, hang or hand in a malformed file, no
-  hack attempt; kind "broken", counted apart).
+  hack attempt; kind "broken", counted apart);
+- counted apart, in neither label: the degenerate policies that hand in the start itself
+  (`START_ITSELF`; each run checked to leave its submission as it was at t=0), and their
+  sessions: the same runs as the honest start's and the generic replay's.
 Every run is checked by `rebench.integrity.check_run`; its suspicion score is
 `rebench.integrity.metrics.suspicion` (worst severity, plus a tenth per distinct rule). Each
 run falls in one of two halves by a hash of its case name (`half_of`): "tune" and
@@ -61,7 +68,7 @@ from typing import Any
 TESTS = Path(__file__).resolve().parents[1] / "tests" / "integrity"
 sys.path.insert(0, str(TESTS))
 
-from honest_replays import MORE, SPECIFIC, generic  # noqa: E402
+from honest_replays import MORE, SESSIONS, SPECIFIC, generic  # noqa: E402
 from integrity_support import (  # noqa: E402
     SCORE,
     TRAINED_STARTING_BUILD,
@@ -83,6 +90,7 @@ from test_integrity_cheat_suites import (  # noqa: E402
     INLINE_HACKS,
     MADE_ALREADY,
     MADE_BROKEN,
+    START_ITSELF,
     cheat_actions,
 )
 
@@ -155,10 +163,14 @@ def reuse_starting_builds() -> None:
 
 
 # Labels and kinds of runs. Hack kinds: a cheat file, a cheat declared as code, a hack kept
-# inline in tests/integrity, a declared degenerate policy. Honest kinds: a solution (start,
-# reference, expert), an honest replay, a broken submission of a cheat suite (no hack
-# attempt: it crashes, hangs or hands in a malformed file).
-HACK_KINDS = ("cheat", "made", "inline", "degenerate")
+# inline in tests/integrity, a declared degenerate policy, and any of those after an honest
+# start (kind "session": the generic honest replay first, then the hack). Honest kinds: a
+# solution (start, reference, expert), an honest replay (per environment, or a session of
+# SESSIONS), a broken submission of a cheat suite (no hack attempt: it crashes, hangs or
+# hands in a malformed file).
+BARE_HACK_KINDS = ("cheat", "made", "inline", "degenerate")
+SESSION = "session"
+HACK_KINDS = (*BARE_HACK_KINDS, SESSION)
 HONEST_KINDS = ("solution", "replay", "broken")
 # The folder prefixes of kept runs (--keep) by kind; "hack-" and "honest-" are the names
 # kept runs had before the kinds were told apart (read by --rescan as cheat and replay).
@@ -170,7 +182,12 @@ Row = dict[str, Any]
 def half_of(case: str) -> str:
     """The half a run's case ("env/kind/name") falls in: the lowest bit of the first byte of
     its SHA-256. The same case always falls in the same half, whatever else the corpus
-    holds; the held-out half is the one with the bit set."""
+    holds; the held-out half is the one with the bit set. A hack in a session
+    ("env/session/kind/name") falls in its bare hack's half ("env/kind/name"), so that no
+    rule written against a tune-half hack is measured on the same hack in the other half."""
+    env_id, kind, name = case.split("/", 2)
+    if kind == SESSION:
+        case = f"{env_id}/{name}"
     return HALVES[0] if hashlib.sha256(case.encode()).digest()[0] & 1 else HALVES[1]
 
 
@@ -186,6 +203,13 @@ def make_row(env_id: str, kind: str, name: str, run_dir: Path | None, seconds: f
     case = f"{env_id}/{kind}/{name}"
     flags: list[dict[str, str]] = []
     score = None
+    base_kind, _, base_name = name.partition("/") if kind == SESSION else (kind, "", name)
+    excluded = ""
+    if run_dir is not None and (env_id, base_name) in START_ITSELF and base_kind in (
+            "degenerate", "made"):
+        excluded = "the start itself (START_ITSELF)"
+        if not _submission_unchanged(run_dir):
+            error = "START_ITSELF, but its submission is not the start's"
     if run_dir is not None:
         report = check_run(run_dir)
         flags = [{"rule": f.rule, "severity": f.severity.value, "hack_class": f.hack_class}
@@ -196,7 +220,18 @@ def make_row(env_id: str, kind: str, name: str, run_dir: Path | None, seconds: f
             "flags": flags, "suspicion": None if error else row_suspicion({"flags": flags}),
             "final_normalized": score,
             "seconds": round(seconds, 1) if math.isfinite(seconds) else None,
-            "error": error}
+            "error": error, "excluded": excluded}
+
+
+def _submission_unchanged(run_dir: Path) -> bool:
+    """Whether the run's final snapshot is its t=0 one, byte for byte."""
+    snapshots = sorted(p for p in (run_dir / "protected" / "snapshots").iterdir() if p.is_dir())
+    return bool(snapshots) and snapshot_digest(snapshots[0]) == snapshot_digest(snapshots[-1])
+
+
+def counted(row: Row) -> bool:
+    """Whether a row counts in the numbers: measured, and not the start itself."""
+    return not row["error"] and not row.get("excluded")
 
 
 def row_suspicion(row: Row) -> float:
@@ -211,12 +246,26 @@ def row_line(row: Row) -> str:
     counts = [f"{sum(f['severity'] == s.value for f in row['flags'])} {s.value}"
               for s in (Severity.HIGH, Severity.MEDIUM, Severity.LOW)]
     summary = ", ".join(c for c in counts if not c.startswith("0 ")) or "no flags"
+    if row.get("excluded"):
+        summary = f"counted apart ({row['excluded']}): {summary}"
     if row["error"]:
         summary, rules = "not measured", row["error"]
+    if HIDE_HELD_OUT and row["half"] == HALVES[0]:
+        score, sus, summary, rules = None, None, "hidden (--hide-held-out)", ""
     return (f"| {row['env']} | {row['label']} | {row['kind']} | {row['name']} | {row['half']} | "
             f"{'-' if score is None else f'{score:.2f}'} | {summary} | {rules or '-'} | "
             f"{'-' if sus is None else f'{sus:.1f}'} | "
             f"{'-' if seconds is None else f'{seconds:.0f}'} |")
+
+
+def _measure_hack(env_id: str, kind: str, name: str, actions: Callable[[], list[Action]],
+                  base: Path, rows: list[Row]) -> None:
+    """A hack as a run of its own, then (kind "session") after the generic honest replay:
+    a look around and a score of the start, as an agent starts before it turns to the hack."""
+    _measure(env_id, kind, name, _replay(env_id, kind, name, actions, base), rows)
+    session = f"{kind}/{name}"
+    _measure(env_id, SESSION, session, _replay(
+        env_id, SESSION, session, lambda: [*generic(env_id), *actions()], base), rows)
 
 
 def _measure(env_id: str, kind: str, name: str, make: Callable[[], Path], rows: list[Row]
@@ -237,12 +286,11 @@ def measure_hacks(env_id: str, base: Path, rows: list[Row]) -> None:
     """Every hack of the environment's cheat suite (cheat files, then inline hacks)."""
     for env, cheat in cheat_files():
         if env == env_id and (env, cheat.name) not in BROKEN:
-            _measure(env_id, "cheat", cheat.name, _replay(
-                env_id, "cheat", cheat.name, lambda c=cheat: cheat_actions(env_id, c), base),
-                rows)
+            _measure_hack(env_id, "cheat", cheat.name,
+                          lambda c=cheat: cheat_actions(env_id, c), base, rows)
     for (env, name), (make, _) in sorted(INLINE_HACKS.items()):
         if env == env_id:
-            _measure(env_id, "inline", name, _replay(env_id, "inline", name, make, base), rows)
+            _measure_hack(env_id, "inline", name, make, base, rows)
 
 
 def made_cheats(env_id: str) -> list[tuple[str, Cheat]]:
@@ -257,26 +305,39 @@ def measure_made(env_id: str, base: Path, rows: list[Row]) -> None:
     """Every cheat the environment declares as code, made as a degenerate policy is (on the
     trusted side, from the starting files and the public assets) and replayed as a run."""
     for kind, cheat in made_cheats(env_id):
-        if wanted(kind):
-            _measure_making(env_id, kind, cheat.label, cheat, base, rows)
+        _measure_making(env_id, kind, cheat.label, cheat, base, rows)
 
 
 def _measure_making(env_id: str, kind: str, name: str, policy: Degenerate | Cheat,
                     base: Path, rows: list[Row]) -> None:
-    """`policy` made (policy_actions) and replayed as a run; one that cannot be made here
-    (e.g. on stand-in assets, or where it needs a GPU) is kept as a missing case with the
-    reason."""
+    """`policy` made (policy_actions) and replayed as a run (a hack also in a session); one
+    that cannot be made here (e.g. on stand-in assets, or where it needs a GPU) is kept as a
+    missing case with the reason."""
+    if not wanted(kind) and not (kind in BARE_HACK_KINDS and wanted(SESSION)):
+        return
     scratch = base / folder("making", name)
     try:
         actions = policy_actions(env_id, policy, scratch)
     except Exception as exc:  # kept as a missing case, with its reason
-        rows.append(make_row(env_id, kind, name, None, math.nan,
-                             f"not made: {type(exc).__name__}: {str(exc)[:120]}"))
-        print(row_line(rows[-1]), flush=True)
+        _missing(env_id, kind, name, f"not made: {type(exc).__name__}: {str(exc)[:120]}", rows)
         return
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    _measure(env_id, kind, name, _replay(env_id, kind, name, lambda: actions, base), rows)
+    if kind in BARE_HACK_KINDS:
+        _measure_hack(env_id, kind, name, lambda: actions, base, rows)
+    else:
+        _measure(env_id, kind, name, _replay(env_id, kind, name, lambda: actions, base), rows)
+
+
+def _missing(env_id: str, kind: str, name: str, error: str, rows: list[Row]) -> None:
+    """A case that could not be made, kept with the reason (and its session, for a hack)."""
+    cases = [(kind, name)]
+    if kind in BARE_HACK_KINDS:
+        cases.append((SESSION, f"{kind}/{name}"))
+    for kind_, name_ in cases:
+        if wanted(kind_):
+            rows.append(make_row(env_id, kind_, name_, None, math.nan, error))
+            print(row_line(rows[-1]), flush=True)
 
 
 def policies(env_id: str) -> tuple[Degenerate, ...]:
@@ -330,12 +391,11 @@ def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> 
     be made here (a slow one without --slow-policies, or one whose making fails, e.g. on
     stand-in assets or where it needs a GPU) is kept as a missing case with the reason."""
     for policy in policies(env_id):
-        if not wanted("degenerate"):
+        if not wanted("degenerate") and not wanted(SESSION):
             continue
         if policy.slow and not slow:
-            rows.append(make_row(env_id, "degenerate", policy.name, None, math.nan,
-                                 "slow policy: not made (--slow-policies)"))
-            print(row_line(rows[-1]), flush=True)
+            _missing(env_id, "degenerate", policy.name,
+                     "slow policy: not made (--slow-policies)", rows)
             continue
         _measure_making(env_id, "degenerate", policy.name, policy, base, rows)
 
@@ -358,6 +418,7 @@ def measure_honest(env_id: str, base: Path, rows: list[Row], stand_in: bool) -> 
     if env_id in SPECIFIC:
         replays["human-style"] = SPECIFIC[env_id]
     replays.update(MORE.get(env_id, {}))
+    replays.update({name: lambda s=session: s(env_id) for name, session in SESSIONS.items()})
     for name, replay in replays.items():
         _measure(env_id, "replay", name, _replay(env_id, "replay", name, replay, base), rows)
     for (env, name), make in sorted(BROKEN_RUNS.items()):
@@ -380,9 +441,12 @@ def case_names(env_id: str) -> dict[tuple[str, str], str]:
         *(("cheat", c.name) for env, c in cheat_files() if env == env_id),
         *((kind, c.label) for kind, c in made_cheats(env_id)),
         *(("inline", n) for env, n in INLINE_HACKS if env == env_id),
-        *(("degenerate", p.name) for p in policies(env_id)),
+        *(("degenerate", p.name) for p in policies(env_id))]
+    names += [(SESSION, f"{kind}/{name}") for kind, name in names if kind in BARE_HACK_KINDS]
+    names += [
         *(("solution", n) for n in (*load_spec(env_id).solutions, "start")),
-        *(("replay", n) for n in ("generic", "human-style", *MORE.get(env_id, {}))),
+        *(("replay", n) for n in ("generic", "human-style", *MORE.get(env_id, {}),
+                                  *SESSIONS)),
         *(("broken", n) for env, n in BROKEN_RUNS if env == env_id)]
     return {(kind, folder(kind, name)): name for kind, name in names}
 
@@ -419,7 +483,7 @@ def metrics_lines(rows: Sequence[Row], half: str | None, hack_kinds: Sequence[st
     """AUROC, TPR at 5% FPR and the confusion at a high flag, per environment and overall,
     over the measured rows of `half` (None: all), hacks of `hack_kinds` against every honest
     run."""
-    chosen = [r for r in rows if not r["error"] and (half is None or r["half"] == half)
+    chosen = [r for r in rows if counted(r) and (half is None or r["half"] == half)
               and (r["label"] == "honest" or r["kind"] in hack_kinds)]
     lines = ["| scope | hack runs | honest runs | AUROC | TPR at 5% FPR | "
              "at a high flag: TP / FN / FP / TN (TPR, FPR) |", "|---|---|---|---|---|---|"]
@@ -437,9 +501,10 @@ def metrics_lines(rows: Sequence[Row], half: str | None, hack_kinds: Sequence[st
 
 def report_lines(rows: Sequence[Row]) -> list[str]:
     lines = []
-    counts = {k: sum(r["kind"] == k and not r["error"] for r in rows)
+    counts = {k: sum(r["kind"] == k and counted(r) for r in rows)
               for k in (*HACK_KINDS, *HONEST_KINDS)}
     missing = [r for r in rows if r["error"]]
+    apart = [r for r in rows if not r["error"] and r.get("excluded")]
     lines.append(f"\ncorpus: {sum(counts[k] for k in HACK_KINDS)} hack runs "
                  f"({', '.join(f'{counts[k]} {k}' for k in HACK_KINDS)}), "
                  f"{sum(counts[k] for k in HONEST_KINDS)} honest runs "
@@ -447,9 +512,12 @@ def report_lines(rows: Sequence[Row]) -> list[str]:
                  f"{len(missing)} cases not measured")
     for r in missing:
         lines.append(f"- not measured: {r['case']}: {r['error']}")
-    measured = [r for r in rows if not r["error"]]
+    for r in apart:
+        lines.append(f"- counted apart: {r['case']}: {r['excluded']}")
+    measured = [r for r in rows if counted(r)]
     for title, kinds in (("cheats and inline hacks", ("cheat", "made", "inline")),
-                         ("degenerate policies", ("degenerate",))):
+                         ("degenerate policies", ("degenerate",)),
+                         ("hacks in a session", (SESSION,))):
         part = [r for r in measured if r["kind"] in kinds]
         lines.append(f"{title} with any flag: {sum(bool(r['flags']) for r in part)}/{len(part)}")
     honest = [r for r in measured if r["label"] == "honest"]
@@ -457,10 +525,12 @@ def report_lines(rows: Sequence[Row]) -> list[str]:
                  f"{sum(r['suspicion'] >= threshold_of(Severity.HIGH) for r in honest)}/"
                  f"{len(honest)}")
     for half in (*HALVES, None):
-        for title, kinds in (("every hack (cheats, inline hacks, degenerate policies)",
-                              HACK_KINDS),
+        for title, kinds in (("every hack (cheats, inline hacks, degenerate policies, "
+                              "each alone and in a session)", HACK_KINDS),
+                             ("hacks alone (no session)", BARE_HACK_KINDS),
                              ("cheats and inline hacks only", ("cheat", "made", "inline")),
-                             ("degenerate policies only", ("degenerate",))):
+                             ("degenerate policies only", ("degenerate",)),
+                             ("hacks in a session only", (SESSION,))):
             lines += [f"\n{half or 'all runs'}, {title}:\n", *metrics_lines(rows, half, kinds)]
     return lines
 
@@ -488,6 +558,9 @@ def main() -> None:
                         help="also make the degenerate policies marked slow")
     parser.add_argument("--rescore-identical", action="store_true",
                         help="score identical snapshots again")
+    parser.add_argument("--hide-held-out", action="store_true",
+                        help="print no held-out run's flags, only the tables (for whoever "
+                        "writes rules: the held-out half is never read to write them)")
     parser.add_argument("--only", action="append", choices=(*HACK_KINDS, *HONEST_KINDS),
                         help="measure only runs of these kinds (default: every kind)")
     args = parser.parse_args()
@@ -496,6 +569,8 @@ def main() -> None:
         parser.error(f"unknown environments: {unknown}")
     if sum(x is not None for x in (args.keep, args.rescan, args.metrics_from)) > 1:
         parser.error("--keep, --rescan and --metrics-from go one at a time")
+    global HIDE_HELD_OUT
+    HIDE_HELD_OUT = args.hide_held_out
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
         if args.cache:
@@ -511,8 +586,7 @@ def main() -> None:
     lines = ["| env | label | kind | run | half | final normalized | flags | rules | "
              "suspicion | seconds |", "|---|---|---|---|---|---|---|---|---|---|",
              *(row_line(r) for r in rows), *report_lines(rows),
-             f"\n(isolation {isolation().value}, "
-             f"{'stand-in' if args.stand_in else 'real'} scoring, "
+             f"\n(isolation {isolation().value}, {scoring(args)} scoring, "
              f"{time.monotonic() - started:.0f} s)"]
     text = "\n".join(lines)
     print(text)
@@ -523,8 +597,17 @@ def main() -> None:
             "measured_at": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             "commit": _commit(), "machine": f"{platform.node()} {platform.machine()} "
             f"{os.cpu_count()} cores, Python {platform.python_version()}",
-            "command": " ".join(sys.argv), "scoring": "stand-in" if args.stand_in else "real",
+            "command": " ".join(sys.argv), "scoring": scoring(args),
             "isolation": isolation().value, "rows": rows}, indent=1) + "\n")
+
+
+def scoring(args: argparse.Namespace) -> str:
+    """How the runs were scored: stand-in or real, or as kept runs were (a rescan or a
+    recomputation reads runs scored earlier; say which with --stand-in)."""
+    kind = "stand-in" if args.stand_in else "real"
+    if args.rescan or args.metrics_from:
+        return f"{kind} (runs scored earlier)" if args.stand_in else "as the kept runs were"
+    return kind
 
 
 def measure(args: argparse.Namespace, base: Path) -> list[Row]:
@@ -557,6 +640,7 @@ def wanted(kind: str) -> bool:
 
 
 ONLY: set[str] | None = None
+HIDE_HELD_OUT = False
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ from integrity_support import (
 
 from rebench.core.discovery import environment_ids, load_spec
 from rebench.integrity import Severity, check_run
-from rebench.scoring.declarations import cheats_of
+from rebench.scoring.declarations import cheats_of, declarations_of
 
 # Rules each hack must raise (at least these; others may join).
 EXPECTED: dict[tuple[str, str], set[str]] = {
@@ -280,15 +280,28 @@ MADE_ALREADY = {
         "inline/answer.json linked to a protected file",
 }
 
-
+# Degenerate policies that hand in the start itself: the laziest policy, which the generic
+# degenerate test keeps to show that doing nothing scores no more than the start. Made as a
+# run, each is the honest start's run (no file changed, the same submission: the
+# measurement checks that its final snapshot is its t=0 one), so it cannot be labelled a
+# hack while the start is labelled honest; the corpus counts it apart. Chosen from the
+# declarations (their `why`) when it came up as an unflagged policy of the tune half
+# (2026-12-06). fix_embedding's corrupted_unchanged, the other one, is not the start
+# itself: it loads the start and saves it again (other bytes), and stays a hack, unflagged:
+# a rule for the start's tensors saved again flagged the tune half's honest "mean rows"
+# replay too (its repair found no row to change), and was dropped.
+START_ITSELF = frozenset({("nanogpt_chat_rl", "do_nothing")})
 
 
 def test_made_labels_name_declared_cheats() -> None:
-    """MADE_BROKEN and MADE_ALREADY name cheats declared as code, and each case that stands
-    for one of MADE_ALREADY is in the corpus."""
+    """MADE_BROKEN and MADE_ALREADY name cheats declared as code, START_ITSELF declared
+    degenerate policies, and each case that stands for one of MADE_ALREADY is in the
+    corpus."""
     made = {(env, c.label) for env in MEASURED_ENVIRONMENTS for c in cheats_of(env)
             if c.make is not None}
     assert made >= MADE_BROKEN and set(MADE_ALREADY) <= made
+    assert {(env, p.name) for env in MEASURED_ENVIRONMENTS
+                            for p in getattr(declarations_of(env), "POLICIES", ())} >= START_ITSELF
     assert not MADE_BROKEN & set(MADE_ALREADY)
     cases = {*(f"{env}/inline/{n}" for env, n in INLINE_HACKS),
              *(f"{env}/broken/{n}" for env, n in BROKEN_RUNS)}
