@@ -1,15 +1,15 @@
 """fix_embedding's integrity rules: a fixed_model.pth whose embedding was not repaired but
 blanked (every row the same vector, or whole columns of exact zeros: nothing trained gives
 either), replaced by noise (no direction in it stands out from what a matrix of
-independent random numbers of its shape has), or reordered (the starting rows moved: the
-scramble undone by a permutation guessed, since only the prepare's secret gives it).
+independent random numbers of its shape has), or reordered (the rows moved: the scramble
+undone by a guessed permutation, since only the prepare's secret gives the right one).
 
 Written in issue 31 against the tune half of the integrity corpus (docs/benchmarks/
 integrity.md): the declared degenerate policies that raised no flag (`embedding-blanked`
 2026-12-03; `embedding-noise` 2026-12-04, for random_embedding: fresh random rows at the
 scrambled embedding's scale), and the made cheats it missed (`embedding-reordered`
 2026-12-06, for the scramble undone from a guessed seed). An embedding reordered is the
-starting rows in another order.
+rows of the start's embedding, or of a model scored earlier, in another order.
 """
 
 from __future__ import annotations
