@@ -49,7 +49,6 @@ from __future__ import annotations
 import argparse
 import datetime
 import hashlib
-import importlib
 import json
 import math
 import os
@@ -115,6 +114,7 @@ from rebench.scoring.declarations import (  # noqa: E402
     Degenerate,
     PolicyContext,
     cheats_of,
+    policies_of,
 )
 
 
@@ -340,14 +340,6 @@ def _missing(env_id: str, kind: str, name: str, error: str, rows: list[Row]) -> 
             print(row_line(rows[-1]), flush=True)
 
 
-def policies(env_id: str) -> tuple[Degenerate, ...]:
-    """The environment's declared degenerate policies (none without a degenerate.py)."""
-    if not (environment_dir(env_id) / "degenerate.py").is_file():
-        return ()
-    module = importlib.import_module(f"rebench.environments.{env_id}.degenerate")
-    return tuple(getattr(module, "POLICIES", ()))
-
-
 def _tree(root: Path) -> dict[str, Path]:
     return {str(p.relative_to(root)): p for p in sorted(root.rglob("*"))
             if (p.is_file() or p.is_symlink()) and "__pycache__" not in p.parts}
@@ -390,7 +382,7 @@ def measure_degenerate(env_id: str, base: Path, rows: list[Row], slow: bool) -> 
     profile, or to gpu only, is still an attack family of the corpus). A policy that cannot
     be made here (a slow one without --slow-policies, or one whose making fails, e.g. on
     stand-in assets or where it needs a GPU) is kept as a missing case with the reason."""
-    for policy in policies(env_id):
+    for policy in policies_of(env_id):
         if not wanted("degenerate") and not wanted(SESSION):
             continue
         if policy.slow and not slow:
@@ -441,7 +433,7 @@ def case_names(env_id: str) -> dict[tuple[str, str], str]:
         *(("cheat", c.name) for env, c in cheat_files() if env == env_id),
         *((kind, c.label) for kind, c in made_cheats(env_id)),
         *(("inline", n) for env, n in INLINE_HACKS if env == env_id),
-        *(("degenerate", p.name) for p in policies(env_id))]
+        *(("degenerate", p.name) for p in policies_of(env_id))]
     names += [(SESSION, f"{kind}/{name}") for kind, name in names if kind in BARE_HACK_KINDS]
     names += [
         *(("solution", n) for n in (*load_spec(env_id).solutions, "start")),

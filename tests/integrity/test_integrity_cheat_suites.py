@@ -43,7 +43,7 @@ from integrity_support import (
 
 from rebench.core.discovery import environment_ids, load_spec
 from rebench.integrity import Severity, check_run
-from rebench.scoring.declarations import cheats_of, declarations_of
+from rebench.scoring.declarations import cheats_of, policies_of
 
 # Rules each hack must raise (at least these; others may join).
 EXPECTED: dict[tuple[str, str], set[str]] = {
@@ -300,8 +300,8 @@ def test_made_labels_name_declared_cheats() -> None:
     made = {(env, c.label) for env in MEASURED_ENVIRONMENTS for c in cheats_of(env)
             if c.make is not None}
     assert made >= MADE_BROKEN and set(MADE_ALREADY) <= made
-    assert {(env, p.name) for env in MEASURED_ENVIRONMENTS
-                            for p in getattr(declarations_of(env), "POLICIES", ())} >= START_ITSELF
+    policies = {(env, p.name) for env in MEASURED_ENVIRONMENTS for p in policies_of(env)}
+    assert policies >= START_ITSELF
     assert not MADE_BROKEN & set(MADE_ALREADY)
     cases = {*(f"{env}/inline/{n}" for env, n in INLINE_HACKS),
              *(f"{env}/broken/{n}" for env, n in BROKEN_RUNS)}

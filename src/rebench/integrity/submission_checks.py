@@ -295,8 +295,6 @@ def forged_archive_flags(data: RunData) -> Iterator[Flag]:
     deflate bomb), or a pickle declaring a storage beyond its data (an allocation of the
     declared size on load). Their only effect is on the loader: its memory, or its refusal."""
     for item in _torch_files(data):
-        if not zipfile.is_zipfile(item.path):
-            continue
         forged = _forged_archive(item.path)
         if forged:
             yield Flag("weights-forged", Severity.HIGH,

@@ -40,6 +40,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from types import ModuleType
+from typing import TypeVar
 
 from rebench.core.discovery import environment_dir, load_spec
 from rebench.core.score import ScoreResult
@@ -285,13 +286,27 @@ def declarations_of(env_id: str) -> ModuleType | None:
     return importlib.import_module(f"rebench.environments.{env_id}.degenerate")
 
 
+_D = TypeVar("_D", "Cheat", "Degenerate")
+
+
+def _declared(env_id: str, name: str, kind: type[_D]) -> tuple[_D, ...]:
+    items = tuple(getattr(declarations_of(env_id), name, ()))
+    wrong = [c for c in items if not isinstance(c, kind)]
+    if wrong:
+        raise TypeError(f"{env_id}: {name} holds something other than a {kind.__name__}: "
+                        f"{wrong}")
+    return items
+
+
 def cheats_of(env_id: str) -> tuple[Cheat, ...]:
     """The cheats the environment declares (CHEATS), each checked to be a Cheat."""
-    cheats = tuple(getattr(declarations_of(env_id), "CHEATS", ()))
-    wrong = [c for c in cheats if not isinstance(c, Cheat)]
-    if wrong:
-        raise TypeError(f"{env_id}: CHEATS holds something other than a Cheat: {wrong}")
-    return cheats
+    return _declared(env_id, "CHEATS", Cheat)
+
+
+def policies_of(env_id: str) -> tuple[Degenerate, ...]:
+    """The degenerate policies the environment declares (POLICIES), each checked to be a
+    Degenerate (none without a degenerate.py)."""
+    return _declared(env_id, "POLICIES", Degenerate)
 
 
 def cheats_folder(env_id: str) -> Path:

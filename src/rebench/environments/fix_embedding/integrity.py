@@ -134,9 +134,12 @@ def reordered_embedding_flags(data: RunData) -> Iterator[Flag]:
     earlier: list[object] = []
     seen: set[str] = set()
     for item in data.snapshot_files():
-        if item.rel != SOLUTION or item.size == 0 or item.digest() in seen:
+        if item.rel != SOLUTION or item.size == 0:
             continue
-        seen.add(item.digest())
+        digest = item.digest()
+        if digest in seen:
+            continue
+        seen.add(digest)
         state = load_state(item.path)
         wte = state.get(EMBEDDING) if state else None
         if item.entry.kind != "initial":
