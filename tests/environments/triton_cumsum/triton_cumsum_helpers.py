@@ -11,7 +11,8 @@ from rebench.core.score import ScoreResult
 from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
 
-# The declared cheats (degenerate.py, CHEATS): the generic cheat test runs them.
+# The declared cheats (degenerate.py, CHEATS): the generic cheat test scores them; the
+# controls of test_triton_cumsum_cheats.py show that four of them are real hacks.
 CHEATS = environment_dir("triton_cumsum") / "cheats"
 
 Scorer = Callable[[str | Path], ScoreResult]
