@@ -8,12 +8,14 @@ result. An environment added later is tested by being added.
 A timing environment is normalized with anchors measured here (tests/env_bench.py: the best
 of GOLDEN.anchor_repeats scorings of its start and reference, shared with its cheat tests),
 the banded scoring is a fresh one that joins them when it is of the start or the reference,
-and a timing off its band is scored once more, the better kept."""
+and a timing off its band is scored once more, the better kept, with the machine's drift
+since the anchors (measured on the other anchor solution) taken off it."""
 
 from __future__ import annotations
 
 import math
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from env_bench import (
@@ -60,6 +62,36 @@ def _normalized(env_bench: EnvBench, env_id: str, solution: str,
     return anchors, normalize(result.raw, anchors, load_spec(env_id).direction)
 
 
+def _again_with_drift(env_bench: EnvBench, env_id: str, solution: str,
+                      first: tuple[ScoreResult, Path]) -> tuple[ScoreResult, Path, float]:
+    """A timing off its band, scored once more, with the machine's drift beside it.
+
+    A 2-core machine runs the same code 10-20% apart from call to call, and a shared one
+    can run everything slower for minutes: on CI (2026-12-06) optimize_llm_foundry's
+    reference timed at 1.7 times its anchor in four scorings running, with nothing in
+    the load average but the scorings' own threads. So beside the second scoring the
+    other anchor solution is scored too (the start for the reference, the reference for
+    anything else), and joins the anchors. How far it lies from its own best is how much
+    slower the machine runs now than when the anchors were measured; a timing's raw is a
+    log time, so a machine that slows down moves every solution's raw by that much.
+    Returns the better of the two scorings, its snapshot, and the drift to take off its
+    raw (0 when the machine runs as fast as it ever did here)."""
+    spec = load_spec(env_id)
+    again = env_bench.score(env_id, solution)
+    assert again[0].valid, (again[0].message, again[0].details)
+    _normalized(env_bench, env_id, solution, again[0])
+    probe_solution = "starting" if solution == "reference" else "reference"
+    probe, _ = env_bench.score(env_id, probe_solution)
+    assert probe.valid, (probe.message, probe.details)
+    env_bench.add_anchor_scoring(env_id, probe_solution, probe)
+    anchors = env_bench.anchors(env_id)
+    probe_best = (anchors.starting_raw if probe_solution == "starting"
+                  else anchors.reference_raw)
+    best = min if spec.direction is Direction.LOWER else max
+    result, snapshot = best(first, again, key=lambda pair: pair[0].raw)
+    return result, snapshot, probe.raw - probe_best
+
+
 @pytest.mark.parametrize(("env_id", "solution", "low", "high"), list(_cases()))
 def test_golden_solution_lands_in_its_band(env_id: str, solution: str, low: float,
                                            high: float, env_bench: EnvBench) -> None:
@@ -69,18 +101,15 @@ def test_golden_solution_lands_in_its_band(env_id: str, solution: str, low: floa
     result, snapshot = env_bench.score(env_id, solution)
     assert result.valid, (result.message, result.details)
     anchors, value = _normalized(env_bench, env_id, solution, result)
+    drift = 0.0
     if is_timed(env_id) and not low <= value <= high:
-        # A timing off its band: score once more (a 2-core machine runs the same code
-        # 10-20% apart from call to call), and keep the better of the two.
-        again = env_bench.score(env_id, solution)
-        assert again[0].valid, (again[0].message, again[0].details)
-        anchors, _ = _normalized(env_bench, env_id, solution, again[0])
-        best = min if spec.direction is Direction.LOWER else max
-        result, snapshot = best((result, snapshot), again, key=lambda pair: pair[0].raw)
-        value = normalize(result.raw, anchors, spec.direction)
+        result, snapshot, drift = _again_with_drift(env_bench, env_id, solution,
+                                                    (result, snapshot))
+        anchors = env_bench.anchors(env_id)
+        value = normalize(result.raw - drift, anchors, spec.direction)
     assert math.isfinite(value) and low <= value <= high, (
         f"{env_id} {solution} normalized {value:.3f}, outside [{low}, {high}] "
         f"(raw {result.raw}, anchors {anchors.starting_raw} / {anchors.reference_raw} "
-        f"from {anchors.source.value}): {result.details}")
+        f"from {anchors.source.value}, machine drift {drift:+.3f}): {result.details}")
     if golden.check is not None:
         golden.check(solution, result, snapshot)
