@@ -175,9 +175,14 @@ def run_notes(record: RunRecord, entries: Sequence[ScoreEntry], timing: bool) ->
     busy = [e for e in entries if e.details.get("contended") is True]
     if busy:
         peak = max(loads, default=math.nan)
+        others = max((float(v) for e in busy for k, v in e.details.items()
+                      if k == "runnable_others" and isinstance(v, (int, float))), default=0.0)
+        crowd = (f", {others:.1f} threads of other work ready to run" if others >= 0.5
+                 else "")
         notes.append(f"{len(busy)} of {len(entries)} scores were taken on a busy machine "
-                     f"(load up to {peak:.1f} on {cores} cores): a score that is a time "
-                     f"moves with the load; `rebench integrity {record.run_id}` lists them")
+                     f"(load up to {peak:.1f} on {cores} cores{crowd}): a score that is a "
+                     f"time moves with the load; `rebench integrity {record.run_id}` lists "
+                     "them")
     elif timing and loads:
         notes.append(f"{record.env_id} scores a time: its scores move with the machine's "
                      f"load ({min(loads):.1f}-{max(loads):.1f} on {cores} cores in this run), "

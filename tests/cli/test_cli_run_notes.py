@@ -32,12 +32,13 @@ def _record(anchors: Anchors, hardware: str = "cpu:Some CPU x2") -> RunRecord:
                      created_at="2026-12-02T00:00:00+00:00")
 
 
-def _entry(index: int, load: float, cores: int = 2) -> ScoreEntry:
+def _entry(index: int, load: float, cores: int = 2, others: float = 0.0) -> ScoreEntry:
     return ScoreEntry(index=index, wall_time="", wall_s=0.0, working_s=0.0, raw=math.nan,
                       normalized=math.nan, valid=True, kind=ScoreKind.FINAL,
                       message={},
                       details={"load_before": load, "load_after": load, "cores": cores,
-                               "contended": load > cores},
+                               "runnable_others": others,
+                               "contended": load > cores or others >= 0.5},
                       snapshot="", prev_hash="")
 
 
@@ -60,6 +61,10 @@ def test_busy_scores_are_pointed_out_under_the_score() -> None:
                             "cores)") and "rebench integrity triton_cumsum-reference-1" in n
                for n in notes), notes
     assert len(notes) == 2  # calibrated here: no advice to calibrate
+    crowded = run_notes(record, [_entry(0, 1.4, others=2.0)], timing=True)
+    assert any(n.startswith("1 of 1 scores were taken on a busy machine (load up to 1.4 on 2 "
+                            "cores, 2.0 threads of other work ready to run)")
+               for n in crowded), crowded
 
 
 def test_a_quiet_timing_run_still_says_its_score_moves_with_load() -> None:

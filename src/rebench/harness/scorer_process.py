@@ -12,7 +12,9 @@ spending it, and the caller retries or records an infrastructure error.
 
 What the machine was doing is recorded beside every score (`ScorerUsage`): the load
 average before and after, the scorer's CPU seconds (its own and its waited-for
-children's) and its peak memory; a score taken under contention says so.
+children's), its peak memory, and what competed with it for the CPU while it ran
+(harness/contention.py: other work's runnable threads, the hypervisor's steal); a score
+taken under contention says so.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 
 from rebench.core.errors import ScoringHarnessError
 from rebench.core.hardware import load_stretch, usable_cores
+from rebench.harness.contention import Contention, ContentionWatch
 from rebench.sandbox.local import kill_group
 
 _POLL_S = 0.25
@@ -48,19 +51,23 @@ class ScorerUsage:
     load_after: float
     cores: int
     deadline_s: float
+    contention: Contention
 
     @property
     def contended(self) -> bool:
         """Whether other work competed for the cores: the load average (which counts this
-        scoring's own busy threads too) above the cores at either end."""
-        return max(self.load_before, self.load_after) > self.cores
+        scoring's own busy threads too) above the cores at either end, other work's
+        threads crowding the CPUs while it ran, or the hypervisor taking their time."""
+        return (max(self.load_before, self.load_after) > self.cores
+                or self.contention.found)
 
     def to_details(self) -> dict[str, object]:
         return {"scoring_wall_s": round(self.wall_s, 3), "scorer_cpu_s": round(self.cpu_s, 3),
                 "scorer_peak_rss_mb": round(self.peak_rss_mb, 1),
                 "load_before": round(self.load_before, 2),
                 "load_after": round(self.load_after, 2), "cores": self.cores,
-                "scorer_deadline_s": round(self.deadline_s, 1), "contended": self.contended}
+                "scorer_deadline_s": round(self.deadline_s, 1),
+                **self.contention.to_details(), "contended": self.contended}
 
 
 def _rss_mb(pid: int) -> tuple[float, float]:
@@ -88,6 +95,7 @@ def watch_scorer(proc: subprocess.Popen[bytes], *, timeout_s: float,
     start = time.monotonic()
     deadline_s = timeout_s * load_stretch(cores)
     peak = 0.0
+    watch = ContentionWatch(proc.pid)
     while True:
         try:
             pid, status, rusage = os.wait4(proc.pid, os.WNOHANG)
@@ -101,6 +109,7 @@ def watch_scorer(proc: subprocess.Popen[bytes], *, timeout_s: float,
             break
         now_mb, hwm = _rss_mb(proc.pid)
         peak = max(peak, hwm, now_mb)
+        watch.sample()
         elapsed = time.monotonic() - start
         deadline_s = max(deadline_s, timeout_s * load_stretch(cores))
         if now_mb > memory_mb:
@@ -120,4 +129,4 @@ def watch_scorer(proc: subprocess.Popen[bytes], *, timeout_s: float,
         time.sleep(_POLL_S)
     return ScorerUsage(wall_s=time.monotonic() - start, cpu_s=cpu, peak_rss_mb=peak,
                        load_before=load_before, load_after=os.getloadavg()[0], cores=cores,
-                       deadline_s=deadline_s)
+                       deadline_s=deadline_s, contention=watch.result())

@@ -308,13 +308,16 @@ def infrastructure_flags(data: RunData) -> Iterator[Flag]:
         first = contended[0]
         yield Flag("contended-score", Severity.LOW,
                    f"{len(contended)} score(s) were taken while the machine was busy (load "
-                   f"above its cores); a timing score among them may be slower than the "
+                   f"above its cores, other work's threads crowding them, or the hypervisor "
+                   "taking their time); a timing score among them may be slower than the "
                    "solution is",
                    Evidence(working_s=first.working_s, time=first.wall_time,
                             snapshot=first.snapshot,
                             excerpt=f"load {first.details.get('load_before')} -> "
                                     f"{first.details.get('load_after')} on "
-                                    f"{first.details.get('cores')} cores"),
+                                    f"{first.details.get('cores')} cores; other work's "
+                                    f"runnable threads {first.details.get('runnable_others')}"
+                                    f", steal {first.details.get('steal_share')}"),
                    "infrastructure")
 
 
