@@ -47,6 +47,7 @@ def test_proc_stat_is_read() -> None:
     (2.0, 0.0, 0.0, False, "a scoring alone on its cores"),
     (6.0, 0.3, 0.0, False, "a scoring that oversubscribes the cores by itself"),
     (1.0, 1.0, 0.0, False, "one thread of other work beside a one-thread scoring"),
+    (2.0, 0.6, 0.0, False, "less than three quarters of a thread of other work"),
     (2.0, 1.0, 0.0, True, "one busy loop beside a two-thread scoring"),
     (1.5, 2.0, 0.0, True, "two busy loops"),
     (2.0, 0.0, 0.3, True, "the hypervisor taking 30% of the time"),
@@ -103,7 +104,22 @@ def test_other_work_beside_a_scoring_is_contention(outside_work: None) -> None:
 
 def test_a_missing_proc_stat_leaves_the_load_rule(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(contention, "_read_stat", lambda: "")
-    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    for load, contended in ((0.5, False), (9.0, True)):
+        monkeypatch.setattr("os.getloadavg", lambda load=load: (load, load, load))
+        proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
+        usage = watch_scorer(proc, timeout_s=30, memory_mb=4096)
+        assert usage.contention.samples == 0 and not usage.contention.found
+        assert usage.contention.steal_share == 0.0
+        assert usage.contended is contended, load
+
+
+def test_a_sampled_scoring_is_judged_by_its_samples_not_the_load(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """The 1-minute load counts the scorings before this one: a high load with no other
+    work seen while the scorer ran is not contention."""
+    monkeypatch.setattr("os.getloadavg", lambda: (9.0, 9.0, 9.0))
+    monkeypatch.setattr(contention, "runnable_in_tree", lambda root: 5)  # all of it ours
+    proc = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(0.6)"])
     usage = watch_scorer(proc, timeout_s=30, memory_mb=4096)
-    assert usage.contention.samples == 0 and not usage.contention.found
-    assert usage.contention.steal_share == 0.0
+    assert usage.contention.samples >= 1 and usage.contention.others == 0.0
+    assert not usage.contended

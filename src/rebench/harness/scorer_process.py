@@ -55,11 +55,14 @@ class ScorerUsage:
 
     @property
     def contended(self) -> bool:
-        """Whether other work competed for the cores: the load average (which counts this
-        scoring's own busy threads too) above the cores at either end, other work's
-        threads crowding the CPUs while it ran, or the hypervisor taking their time."""
-        return (max(self.load_before, self.load_after) > self.cores
-                or self.contention.found)
+        """Whether other work competed for the cores while the scorer ran: other work's
+        threads crowding the CPUs, or the hypervisor taking their time
+        (harness/contention.py). Where /proc could not be sampled, the load average above
+        the cores at either end: a poorer sign, which trails by a minute and counts this
+        scoring's own threads and the scorings before it."""
+        if self.contention.samples:
+            return self.contention.found
+        return max(self.load_before, self.load_after) > self.cores
 
     def to_details(self) -> dict[str, object]:
         return {"scoring_wall_s": round(self.wall_s, 3), "scorer_cpu_s": round(self.cpu_s, 3),

@@ -307,10 +307,9 @@ def infrastructure_flags(data: RunData) -> Iterator[Flag]:
     if contended:
         first = contended[0]
         yield Flag("contended-score", Severity.LOW,
-                   f"{len(contended)} score(s) were taken while the machine was busy (load "
-                   f"above its cores, other work's threads crowding them, or the hypervisor "
-                   "taking their time); a timing score among them may be slower than the "
-                   "solution is",
+                   f"{len(contended)} score(s) were taken while the machine was busy "
+                   "(other work's threads crowding its cores, or the hypervisor taking their "
+                   "time); a timing score among them may be slower than the solution is",
                    Evidence(working_s=first.working_s, time=first.wall_time,
                             snapshot=first.snapshot,
                             excerpt=f"load {first.details.get('load_before')} -> "
