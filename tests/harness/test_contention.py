@@ -123,3 +123,28 @@ def test_a_sampled_scoring_is_judged_by_its_samples_not_the_load(
     usage = watch_scorer(proc, timeout_s=30, memory_mb=4096)
     assert usage.contention.samples >= 1 and usage.contention.others == 0.0
     assert not usage.contended
+
+
+def test_a_costly_sample_spaces_out_the_next(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A host with thousands of processes samples less often, not at a higher cost."""
+    class Clock:
+        now = 0.0
+        cpu = 0.0
+
+        def monotonic(self) -> float:
+            return self.now
+
+        def thread_time(self) -> float:
+            self.cpu += 0.05  # each reading: a sample costs 50 ms of CPU
+            return self.cpu
+
+    clock = Clock()
+    monkeypatch.setattr(contention, "time", clock)
+    watch = contention.ContentionWatch(1)
+    taken = []
+    for step in range(40):  # 10 s of polls every 0.25 s
+        clock.now = step * 0.25
+        before = watch._samples
+        watch.sample()
+        taken.append(watch._samples > before)
+    assert taken[0] and sum(taken) == 4  # every 50 x 50 ms = 2.5 s
