@@ -47,6 +47,7 @@ def test_proc_stat_is_read() -> None:
     (2.0, 0.0, 0.0, False, "a scoring alone on its cores"),
     (6.0, 0.3, 0.0, False, "a scoring that oversubscribes the cores by itself"),
     (1.0, 1.0, 0.0, False, "one thread of other work beside a one-thread scoring"),
+    (1.0, 1.11, 0.0, False, "the same, with the sampling's noise"),
     (2.0, 0.6, 0.0, False, "less than three quarters of a thread of other work"),
     (2.0, 1.0, 0.0, True, "one busy loop beside a two-thread scoring"),
     (1.5, 2.0, 0.0, True, "two busy loops"),

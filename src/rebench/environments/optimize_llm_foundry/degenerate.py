@@ -168,7 +168,14 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
 # Timed: normalized against the start and the reference scored once each here in this
 # session. A fresh scoring of the start lands within run-to-run noise, which on a 2-core
 # CI machine reached 0.12 in ln(seconds) (19.7 s, then 17.4 s), about 0.1 normalized.
-GOLDEN = Golden(bands=(("starting", -0.15, 0.15), ("reference", 0.8, 1.3)),
+# The reference, a single process of about 6 s, spreads further, and not with the load:
+# on CI (2026-12-06) it took 10.8 s four times running against its 6.3 s anchor while the
+# start took 1.14 times its own (normalized 0.56); on the idle 2-core VM the same day it
+# took 6.1-8.6 s in the test session and 8.8-10.4 s scored from a script, idle or beside
+# busy loops alike (docs/benchmarks/contention.md). Its band's floor is set for a
+# reference 1.8 times its best time; a broken reference (slower than the start, or
+# invalid) still fails it.
+GOLDEN = Golden(bands=(("starting", -0.15, 0.15), ("reference", 0.5, 1.3)),
                 slow=("starting", "reference"), check=_golden_check)
 
 
