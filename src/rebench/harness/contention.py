@@ -14,9 +14,9 @@ does alone. So the scorer's watcher also samples, at each poll:
 
 A scoring was crowded when, on average, at least three quarters of a thread of other work
 was ready to run and the scoring's threads and the others' together were more than the
-CPUs (by a quarter of a thread, for the sampling's noise): a scoring
-that oversubscribes the cores by itself is not called contended, and one thread of other
-work beside a one-thread scoring on two cores takes nothing from it. Where the harness is
+CPUs (by a quarter of a thread, for the sampling's noise): a scoring that oversubscribes
+the cores by itself is not called contended, and one thread of other work beside a
+one-thread scoring on two cores takes nothing from it. Where the harness is
 pinned to fewer cores than the machine has (taskset, a container's cpuset), other work on
 the other cores is counted too, and the rule compares with every online CPU, so it errs
 towards not calling a scoring contended.
@@ -32,9 +32,10 @@ from pathlib import Path
 from rebench.core.hardware import usable_cores
 
 # At least this many runnable threads of other work, on average over a scoring. Alone on
-# the idle 2-core VM (2026-12-06) the seven references' scorings saw 0.0-0.4 (the most for
+# the idle 2-core VM (2026-12-06) the seven references' scorings saw 0.0-0.23 (the most for
 # rust_codecontests_inference, whose scaffold starts a compiler and a test binary per
-# attempt); one busy loop beside a scoring is 1.0.
+# attempt: 0.41 before the two counts around the walk); one busy loop beside a scoring is
+# 1.0-1.4.
 OTHERS_LIMIT = 0.75
 # The scorer's and other work's threads together more than the CPUs by this much: one
 # busy loop beside small_scaling_law's one-thread scoring on 2 cores made 2.11 (and
