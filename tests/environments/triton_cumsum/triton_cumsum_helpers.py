@@ -12,7 +12,7 @@ from rebench.core.spec import EnvironmentSpec, Profile
 from rebench.sandbox import Isolation
 
 # The declared cheats (degenerate.py, CHEATS): the generic cheat test scores them; the
-# controls of test_triton_cumsum_cheats.py show that four of them are real hacks.
+# controls of cheats/test_triton_cumsum_cheats.py show that four of them are real hacks.
 CHEATS = environment_dir("triton_cumsum") / "cheats"
 
 Scorer = Callable[[str | Path], ScoreResult]
