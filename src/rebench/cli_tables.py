@@ -175,8 +175,9 @@ def run_notes(record: RunRecord, entries: Sequence[ScoreEntry], timing: bool) ->
     busy = [e for e in entries if e.details.get("contended") is True]
     if busy:
         peak = max(loads, default=math.nan)
-        others = max((float(v) for e in busy for k, v in e.details.items()
-                      if k == "runnable_others" and isinstance(v, (int, float))), default=0.0)
+        others = max((float(v) for e in busy
+                      if isinstance(v := e.details.get("runnable_others"), (int, float))),
+                     default=0.0)
         crowd = (f", {others:.1f} threads of other work ready to run" if others >= 0.5
                  else "")
         notes.append(f"{len(busy)} of {len(entries)} scores were taken on a busy machine "
