@@ -23,6 +23,8 @@ import torch
 from environment_attacks import (
     CHAT_BROKEN,
     CHAT_HACKS,
+    EXCEPTION_TEXT_PROBES,
+    EXIT_STATUS_PROBES,
     HIDDEN_OPS,
     SMALL_SCALING_LAW_HACKS,
     RunsCode,
@@ -233,8 +235,9 @@ FIX_EMBEDDING_HACKS: dict[str, tuple[Callable[[Path], list[Action]], str]] = {
 }
 # Hacks kept inline (fix_embedding's, small_scaling_law's and nanogpt_chat_rl's cheat
 # tests) or written for the integrity rules (restricted_mlm's forbidden ops hidden from a
-# reader, nanogpt_chat_rl's bait decoded at run time and endpoint key read), replayed as
-# runs: (environment, name) -> (actions, a rule that must fire).
+# reader, nanogpt_chat_rl's bait decoded at run time and endpoint key read, the exit
+# status or an exception's text set from the data in every environment that runs submitted
+# code), replayed as runs: (environment, name) -> (actions, a rule that must fire).
 INLINE_HACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], str]] = {
     **{("fix_embedding", name): (
         lambda make=make: make(ensure_assets("fix_embedding")), rule)
@@ -245,6 +248,8 @@ INLINE_HACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], str]] = {
         lambda text=text: [write("model.py", text), SCORE],
         {"torch.ops": "direct-aten", "triton kernel": "custom-kernel"}.get(name, "hidden-op"))
        for name, text in HIDDEN_OPS.items()},
+    **EXIT_STATUS_PROBES,
+    **EXCEPTION_TEXT_PROBES,
 }
 
 
