@@ -26,6 +26,7 @@ from environment_attacks import (
     EXCEPTION_TEXT_PROBES,
     EXIT_STATUS_PROBES,
     HIDDEN_OPS,
+    IGNORED_INPUT,
     SMALL_SCALING_LAW_HACKS,
     RunsCode,
 )
@@ -237,7 +238,8 @@ FIX_EMBEDDING_HACKS: dict[str, tuple[Callable[[Path], list[Action]], str]] = {
 # tests) or written for the integrity rules (restricted_mlm's forbidden ops hidden from a
 # reader, nanogpt_chat_rl's bait decoded at run time and endpoint key read, the exit
 # status or an exception's text set from the data in every environment that runs submitted
-# code), replayed as runs: (environment, name) -> (actions, a rule that must fire).
+# code, restricted_mlm's logits that read nothing of the input), replayed as runs:
+# (environment, name) -> (actions, a rule that must fire).
 INLINE_HACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], str]] = {
     **{("fix_embedding", name): (
         lambda make=make: make(ensure_assets("fix_embedding")), rule)
@@ -250,6 +252,7 @@ INLINE_HACKS: dict[tuple[str, str], tuple[Callable[[], list[Action]], str]] = {
        for name, text in HIDDEN_OPS.items()},
     **EXIT_STATUS_PROBES,
     **EXCEPTION_TEXT_PROBES,
+    **IGNORED_INPUT,
 }
 
 

@@ -72,6 +72,8 @@ ATTACKS: dict[tuple[str, str], tuple[UnitKind, str, str]] = {
     (MLM, "index-trick"): (F, "model.py", mlm_model("return self.head(self.embed(tokens & 1023))")),
     (MLM, "forward-zeroes-input"): (F, "model.py", mlm_model(
         "return self.head(self.embed(tokens) * 0.0)")),
+    (MLM, "forward-shape-only"): (F, "model.py", mlm_model(
+        "b, t = tokens.shape\nreturn self.head.bias.expand(b, t, -1)")),
     (MLM, "untrained-model"): (F, "model.py", "def get_trained_model():\n"
                                               "    return build_model().eval()\n"),
     (TRITON, "no-scan"): (F, "solution.py", "def prefix_sum(x, out=None):\n"

@@ -192,6 +192,30 @@ def test_a_forward_that_multiplies_by_zero_is_flagged() -> None:
                                                 MLM.format("self.embed(tokens) * 0.5"))
 
 
+@pytest.mark.parametrize("body,flagged", [
+    ("b, t = tokens.shape\n        return self.bias.expand(b, t, -1)", True),
+    ("return self.table.repeat(tokens.size(0), tokens.size(1), 1)", True),
+    ("z = torch.zeros_like(tokens)\n        return z.unsqueeze(-1).float().expand(-1, -1, 9)",
+     True),
+    ("h = self.embed(tokens)\n        for block in self.blocks:\n            h = block(h)\n"
+     "        return self.head(h)", False),
+    ("return self.head(self.body(tokens))", False),
+    ("h = tokens\n        h += 1\n        return self.head(self.embed(h))", False),
+    ("x = torch.nn.functional.one_hot(tokens, 9).float()\n        return x * 3.0", False),
+])
+def test_a_forward_that_reads_nothing_of_its_input_is_flagged(body: str, flagged: bool
+                                                               ) -> None:
+    text = ("import torch\nfrom torch import nn\n\n\nclass Net(nn.Module):\n"
+            f"    def forward(self, tokens):\n        {body}\n")
+    assert ("forward-shape-only" in _rules("restricted_mlm", "model.py", text)) is flagged
+
+
+def test_the_reference_forward_reads_its_input() -> None:
+    for path in (ROOT / "src/rebench/environments/restricted_mlm").glob("*/model.py"):
+        assert "forward-shape-only" not in _rules("restricted_mlm", "model.py",
+                                                     path.read_text()), path
+
+
 def test_a_get_trained_model_that_loads_and_trains_nothing_is_flagged() -> None:
     import honest_replays
 

@@ -180,6 +180,67 @@ def zeroed_input_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
                 break
 
 
+# What a tensor's shape, size or kind gives, and the calls that read only that: using the
+# input through these alone is not using its values.
+_SHAPE_ATTRS = frozenset({"shape", "device", "dtype", "ndim", "is_cuda", "layout"})
+_SHAPE_CALLS = frozenset({"size", "dim", "numel", "len", "zeros_like", "ones_like",
+                          "empty_like", "full_like", "rand_like", "randn_like",
+                          "randint_like", "new_zeros", "new_ones", "new_empty", "new_full"})
+
+
+def _reads_values(node: ast.AST, tainted: set[str]) -> bool:
+    """Whether an expression reads the values of a tainted name (not its shape alone)."""
+    if isinstance(node, ast.Name):
+        return node.id in tainted
+    if isinstance(node, ast.Attribute) and node.attr in _SHAPE_ATTRS:
+        return False
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else (
+            func.id if isinstance(func, ast.Name) else "")
+        if name in _SHAPE_CALLS:
+            return False
+    return any(_reads_values(child, tainted) for child in ast.iter_child_nodes(node))
+
+
+def ignored_input_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
+    """A forward() that uses its input, but whose every return reads nothing of the
+    input's values: the logits come from its shape and the model's own tensors (a bias, a
+    table, zeros), the same for every input. `forward-zeroes-input` (multiply by zero) and
+    `forward-ignores-input` (the input never used) are two ways to do it; this is the
+    property itself. Issue 31, from the tune half: constant_logits (the same random logits
+    at every position)."""
+    added = {n for n, _ in unit.added_lines()}
+    for fn in ast.walk(tree):
+        if not (isinstance(fn, ast.FunctionDef) and fn.name == "forward"):
+            continue
+        params = [a.arg for a in (*fn.args.posonlyargs, *fn.args.args)][1:]
+        returns = [n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None]
+        used = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name)}
+        if not set(params) & used or not returns or not any(
+                fn.lineno <= n <= (fn.end_lineno or fn.lineno) for n in added):
+            continue  # an input never used at all is forward-ignores-input's (high)
+        tainted = set(params)
+        for _ in range(8):  # through assignments, to a fixed point
+            more = set()
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Assign | ast.AugAssign | ast.AnnAssign) and (
+                        node.value is not None and _reads_values(node.value, tainted)):
+                    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                    more |= {n.id for t in targets for n in ast.walk(t)
+                             if isinstance(n, ast.Name)}
+                elif isinstance(node, ast.For) and _reads_values(node.iter, tainted):
+                    more |= {n.id for n in ast.walk(node.target) if isinstance(n, ast.Name)}
+            if more <= tainted:
+                break
+            tainted |= more
+        if not any(_reads_values(r.value, tainted) for r in returns if r.value is not None):
+            yield _flag(unit, "forward-shape-only", M, f"{fn.name}() returns nothing read "
+                        f"from its input's values ({', '.join(params)}: its shape at most): "
+                        "the logits are the same for every input", returns[0])
+            return
+
+
 # Calls through which trained weights reach a model: a load, or training itself.
 _TRAINED_BY = frozenset({"load_state_dict", "load", "load_file", "from_pretrained",
                          "backward", "step"})
@@ -225,4 +286,4 @@ def untrained_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
 
 RULES = EnvironmentRules(patterns=PATTERNS,
                          python=(forward_flags, hidden_op_flags, zeroed_input_flags,
-                                 untrained_model_flags))
+                                 ignored_input_flags, untrained_model_flags))
