@@ -292,6 +292,7 @@ def test_an_exit_status_from_the_data_is_a_probe(text: str) -> None:
     "import sys\nsys.exit(proc.returncode)\n",
     "import sys\nsys.exit(1 if failed else 0)\n",
     "import sys\nrc = run()\nsys.exit(rc)\n",
+    "import sys\nsys.exit(STATUS['failed'])\n",
 ])
 def test_an_exit_status_of_the_codes_own_is_not_a_probe(text: str) -> None:
     assert "exit-status-data" not in {f.rule for f in text_flags([unit(F, text)])}
@@ -332,6 +333,8 @@ def test_an_element_of_the_argument_in_an_exceptions_text_is_a_probe(text: str) 
     "    raise RuntimeError(f'diverged: {losses[-1]}')\n",
     "def main(argv):\n    raise SystemExit(f'usage: {argv}')\n",
     "raise ValueError(f'bad row {rows[3]}')\n",
+    "def f(rows):\n    raise ValueError(f'{len(rows[0])} columns, {rows[1].shape} shape')\n",
+    "def f(x):\n    raise ValueError(f'{x[0].size()} {x[0].dtype}')\n",
 ])
 def test_an_exceptions_text_of_the_codes_own_is_not_a_probe(text: str) -> None:
     assert "exception-text-data" not in {f.rule for f in text_flags([unit(F, text)])}

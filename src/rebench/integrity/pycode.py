@@ -220,12 +220,23 @@ def _qualified(node: ast.expr) -> str | None:
     return None
 
 
+def _text_keys_only(node: ast.Subscript) -> bool:
+    """Whether every index of a subscript chain is a text key (`STATUS['failed']`,
+    `problem['name']`): a field looked up by name, not an element of the data."""
+    chain: list[ast.expr] = []
+    base: ast.expr = node
+    while isinstance(base, ast.Subscript):
+        chain.append(base.slice)
+        base = base.value
+    return all(isinstance(i, ast.Constant) and isinstance(i.value, str) for i in chain)
+
+
 def _data_value(node: ast.expr, bound: set[str]) -> bool:
     """Whether an exit status is a value of the data: an element (a subscript other than the
     command line's), a character's code or a tensor element, arithmetic on one, or a name
     bound to one. A call to a function of the file (`main()`) is its own result, not data."""
     if isinstance(node, ast.Subscript):
-        return _qualified(node.value) not in _ARGV
+        return _qualified(node.value) not in _ARGV and not _text_keys_only(node)
     if isinstance(node, ast.Name):
         return node.id in bound
     if isinstance(node, ast.BinOp):
@@ -286,6 +297,11 @@ def exit_status_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
 
 # --- an element of the data in an exception's text ----------------------------------------
 
+# What an element's shape, size or kind gives: quoting these quotes no value of the data.
+_SHAPE_OF = frozenset({"shape", "dtype", "device", "ndim"})
+_SIZE_CALLS = frozenset({"len", "type", "size", "dim", "numel"})
+
+
 def _element_of(node: ast.expr, params: set[str], bound: set[str]) -> bool:
     """Whether `node` holds an element of a parameter: a subscript chain on it with an index
     that is not a text key (`x[3]`, `tokens[0, 5]`, `problem['description'][0]`; not
@@ -294,14 +310,11 @@ def _element_of(node: ast.expr, params: set[str], bound: set[str]) -> bool:
     if isinstance(node, ast.Name):
         return node.id in bound
     if isinstance(node, ast.Subscript):
-        chain: list[ast.expr] = []
-        base: ast.expr = node
-        while isinstance(base, ast.Subscript):
-            chain.append(base.slice)
-            base = base.value
-        keyed_only = all(isinstance(i, ast.Constant) and isinstance(i.value, str)
-                         for i in chain)
-        return isinstance(base, ast.Name) and base.id in params and not keyed_only
+        return _root(node) in params and not _text_keys_only(node)
+    if isinstance(node, ast.Attribute) and node.attr in _SHAPE_OF:
+        return False  # an element's shape or kind, not its value
+    if isinstance(node, ast.Call) and _callee_name(node) in _SIZE_CALLS:
+        return False
     return any(_element_of(child, params, bound) for child in ast.iter_child_nodes(node)
                if isinstance(child, ast.expr))
 
@@ -311,6 +324,12 @@ def _root(node: ast.Subscript) -> str | None:
     while isinstance(base, ast.Subscript):
         base = base.value
     return base.id if isinstance(base, ast.Name) else None
+
+
+def _callee_name(node: ast.Call) -> str:
+    func = node.func
+    return func.attr if isinstance(func, ast.Attribute) else (
+        func.id if isinstance(func, ast.Name) else "")
 
 
 def _raise_text(node: ast.Raise) -> list[ast.expr]:
