@@ -338,3 +338,26 @@ def test_an_element_of_the_argument_in_an_exceptions_text_is_a_probe(text: str) 
 ])
 def test_an_exceptions_text_of_the_codes_own_is_not_a_probe(text: str) -> None:
     assert "exception-text-data" not in {f.rule for f in text_flags([unit(F, text)])}
+
+
+@pytest.mark.parametrize("operands", [1500, 4000])
+def test_code_nested_too_deeply_is_reported_not_a_crash(operands: int) -> None:
+    """A chain of operands deeper than Python's recursion: the syntax-tree rules that
+    cannot follow it (or the parser) are skipped with a flag, the rules written with a
+    stack still read it, and the report does not fail."""
+    from rebench.integrity.extension import environment_rules
+
+    chain = " + ".join(["tokens[0, 1]"] * operands)
+    text = ("import sys\n\n\nclass Net:\n    def forward(self, tokens):\n"
+            f"        v = {chain}\n        sys.exit(v)\n")
+    flags = list(text_flags([unit(F, text)], environment_rules("restricted_mlm")))
+    rules = {f.rule for f in flags}
+    assert "code-too-deep" in rules
+    assert [f.severity for f in flags if f.rule == "code-too-deep"] == [Severity.MEDIUM]
+    if operands == 1500:  # parsed: the stack-walked rules still find the probe
+        assert "exit-status-data" in rules
+
+
+def test_code_of_ordinary_depth_is_not_too_deep() -> None:
+    text = "def f(x):\n    return " + " + ".join(["x[0]"] * 50) + "\n"
+    assert "code-too-deep" not in {f.rule for f in text_flags([unit(F, text)])}

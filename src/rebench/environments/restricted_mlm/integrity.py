@@ -189,18 +189,25 @@ _SHAPE_CALLS = frozenset({"size", "dim", "numel", "len", "zeros_like", "ones_lik
 
 
 def _reads_values(node: ast.AST, tainted: set[str]) -> bool:
-    """Whether an expression reads the values of a tainted name (not its shape alone)."""
-    if isinstance(node, ast.Name):
-        return node.id in tainted
-    if isinstance(node, ast.Attribute) and node.attr in _SHAPE_ATTRS:
-        return False
-    if isinstance(node, ast.Call):
-        func = node.func
-        name = func.attr if isinstance(func, ast.Attribute) else (
-            func.id if isinstance(func, ast.Name) else "")
-        if name in _SHAPE_CALLS:
-            return False
-    return any(_reads_values(child, tainted) for child in ast.iter_child_nodes(node))
+    """Whether an expression reads the values of a tainted name (not its shape alone).
+    Walked with a stack: an agent's expression may be deeper than Python's recursion."""
+    todo = [node]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Name):
+            if node.id in tainted:
+                return True
+            continue
+        if isinstance(node, ast.Attribute) and node.attr in _SHAPE_ATTRS:
+            continue
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else (
+                func.id if isinstance(func, ast.Name) else "")
+            if name in _SHAPE_CALLS:
+                continue
+        todo += list(ast.iter_child_nodes(node))
+    return False
 
 
 def ignored_input_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
