@@ -61,6 +61,12 @@ class TextUnit:
     def added_text(self) -> str:
         return "\n".join(line for _, line in self.added_lines())
 
+    def at(self, line: int) -> Evidence:
+        """This unit's evidence, pointed at one line (1-based) with that line as excerpt."""
+        lines = self.text.splitlines()
+        excerpt = lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
+        return Evidence(**{**self.evidence.__dict__, "line": line, "excerpt": excerpt})
+
 
 @dataclass(frozen=True)
 class SnapshotFile:

@@ -23,7 +23,7 @@ from rebench.environments.restricted_mlm.forward_scan import (
     hook_findings,
 )
 from rebench.integrity.extension import EnvironmentRules
-from rebench.integrity.flags import Evidence, Flag, Severity
+from rebench.integrity.flags import Flag, Severity
 from rebench.integrity.patterns import FILES, rule
 from rebench.integrity.record import TextUnit
 from rebench.integrity.runnable import hands_back
@@ -35,11 +35,7 @@ _PY = r"\.py$"
 
 def _flag(unit: TextUnit, rule_id: str, severity: Severity, explanation: str,
           node: ast.AST) -> Flag:
-    line = int(getattr(node, "lineno", 0))
-    lines = unit.text.splitlines()
-    excerpt = lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
-    return Flag(rule_id, severity, explanation,
-                Evidence(**{**unit.evidence.__dict__, "line": line, "excerpt": excerpt}), HACK)
+    return Flag(rule_id, severity, explanation, unit.at(int(getattr(node, "lineno", 0))), HACK)
 
 
 def forward_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:

@@ -13,7 +13,7 @@ import ast
 from collections.abc import Iterator
 
 from rebench.integrity.extension import EnvironmentRules
-from rebench.integrity.flags import Evidence, Flag, Severity
+from rebench.integrity.flags import Flag, Severity
 from rebench.integrity.record import TextUnit
 
 ENTRY = "prefix_sum"
@@ -26,11 +26,7 @@ _EXITS = frozenset({"_exit", "exit", "quit", "abort", "kill"})
 
 def _flag(unit: TextUnit, rule: str, severity: Severity, why: str, node: ast.AST,
           hack: str) -> Flag:
-    line = int(getattr(node, "lineno", 0))
-    lines = unit.text.splitlines()
-    excerpt = lines[line - 1].strip()[:160] if 0 < line <= len(lines) else ""
-    return Flag(rule, severity, why,
-                Evidence(**{**unit.evidence.__dict__, "line": line, "excerpt": excerpt}), hack)
+    return Flag(rule, severity, why, unit.at(int(getattr(node, "lineno", 0))), hack)
 
 
 def entry_functions(tree: ast.Module) -> list[ast.FunctionDef]:
