@@ -191,6 +191,15 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profil
         assert shown.get("reason") in policy.reasons, (shown, result.details)
     if policy.expect is Expect.INVALID:
         assert not result.valid, f"{policy.name} scored raw {result.raw}: {shown}"
+    elif policy.hole:
+        # A known gain, written down where `hole` says: it must still gain, so that the
+        # day it is closed the declaration is corrected (and the policy defended from then).
+        anchors = _anchors_here(env_id, profile_name, env_bench, tmp_path)
+        score = normalize(result.raw, anchors, spec.direction)
+        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+        assert result.valid and score > tolerance, (
+            f"{policy.name}, declared a known hole ({policy.hole}), scored {score:.3f} "
+            "normalized: the hole looks closed; remove `hole` from its declaration")
     elif policy.expect is Expect.AT_MOST_START and result.valid:
         def again(where: Path) -> ScoreResult:
             return _score(env_id, policy, profile_name, prepared, where)

@@ -86,7 +86,12 @@ class Degenerate:
     `reasons`: when scored invalid, the reason codes (of the feedback schema) the agent may
     be shown; empty for any declared one. `verify(ctx)`: run after `make` on the same
     context, it checks that the submission really does what `why` says (raises
-    AssertionError otherwise), so a policy that passes is not a vacuous one."""
+    AssertionError otherwise), so a policy that passes is not a vacuous one.
+
+    `hole`: for a policy known to gain over the start that the environment does not yet
+    defend, where that is written down (a decision, the README). The generic test then
+    expects it to fail (strictly: once the hole is closed it fails until `hole` is
+    removed), and the policy stays in the integrity corpus as the attack it is."""
 
     name: str
     why: str
@@ -96,12 +101,15 @@ class Degenerate:
     slow: bool = False
     reasons: tuple[str, ...] = ()
     verify: VerifyFn | None = None
+    hole: str = ""
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
             raise ValueError(f"policy name {self.name!r} must be an identifier")
         if not self.why:
             raise ValueError(f"policy {self.name}: say why it is degenerate")
+        if self.hole and self.expect is not Expect.AT_MOST_START:
+            raise ValueError(f"policy {self.name}: a known hole is a gain over the start")
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 
 from rebench.assets.gpt import GPT, GPTConfig
+from rebench.assets.train import evaluate
 from rebench.scoring.declarations import (
     Cheat,
     Degenerate,
@@ -28,6 +29,7 @@ from rebench.scoring.declarations import (
     MakeFn,
     PolicyContext,
     Secrets,
+    VerifyFn,
 )
 
 SOLUTION = "fixed_model.pth"
@@ -119,7 +121,7 @@ def _garbage_probe(ctx: PolicyContext) -> None:
     (ctx.workspace / SOLUTION).write_bytes(b"PK\x03\x04 exception text 4242 " * 64)
 
 
-POLICIES = (
+POLICIES: tuple[Degenerate, ...] = (
     Degenerate("corrupted_unchanged", "the corrupted model submitted as it is (the start)",
                _unchanged),
     Degenerate("small_embedding_padded", "the small model's embedding zero-padded into the "
@@ -296,3 +298,116 @@ CHEATS = (
 # The leak test: the prepare's 32 random bytes, from which the held-out split and the
 # embedding's corruption derive (prepare.py).
 SECRETS = Secrets(drawn=("secret.bin",))
+
+
+# Further lazy policies (red team, 2026-12-07): calibration of the corrupted model's
+# output instead of a repair, and an unscrambling heuristic done without training.
+
+
+def _val_loss(ctx: PolicyContext, state: dict[str, torch.Tensor], windows: int = 64) -> float:
+    """The public validation loss of `state`, as evaluate.py measures it (fewer windows)."""
+    model = GPT(_config(ctx))
+    model.load_state_dict(state)
+    val = np.memmap(ctx.public_dir / "data" / "val.bin", dtype=np.uint16, mode="r")
+    return evaluate(model, val, windows, 32, torch.device("cpu"))
+
+
+def _train_log_freq(ctx: PolicyContext) -> torch.Tensor:
+    tokens = np.fromfile(ctx.public_dir / "data" / "train.bin", dtype=np.uint16)
+    counts = np.bincount(tokens, minlength=_config(ctx).vocab_size).astype(np.float64)
+    log_p = np.log((counts + 1) / (counts.sum() + len(counts)))
+    return torch.from_numpy(log_p - log_p.mean()).float()
+
+
+def _tempered(state: dict[str, torch.Tensor], scale: float) -> dict[str, torch.Tensor]:
+    out = {k: v.clone() for k, v in state.items()}
+    out["transformer.ln_f.weight"] *= scale
+    out["transformer.ln_f.bias"] *= scale
+    return out
+
+
+PRIOR_SCALE = 100.0
+
+
+def _with_prior(state: dict[str, torch.Tensor], log_p: torch.Tensor) -> dict[str, torch.Tensor]:
+    """The tied output layer given a log-frequency bias: the final layer norm's least used
+    output dimension made a constant PRIOR_SCALE, and that column of the embedding the
+    log frequencies / PRIOR_SCALE (a small change to the input embedding)."""
+    out = {k: v.clone() for k, v in state.items()}
+    d = int(out["transformer.ln_f.weight"].abs().argmin())
+    out["transformer.ln_f.weight"][d] = 0.0
+    out["transformer.ln_f.bias"][d] = PRIOR_SCALE
+    out[WTE][:, d] = log_p / PRIOR_SCALE
+    return out
+
+
+TEMPERATURES = (0.1, 0.15, 0.2, 0.25, 0.35, 0.5, 0.75, 1.0)
+
+
+def _best_on_val(ctx: PolicyContext, states: list[dict[str, torch.Tensor]]) -> None:
+    _save(ctx, min(states, key=lambda s: _val_loss(ctx, s)))
+
+
+def _prior_bias(ctx: PolicyContext) -> None:
+    """The corrupted model, its logits cooled and the public train split's log token
+    frequencies added as an output bias; the temperature picked on the validation split.
+    No embedding row is repaired."""
+    state, log_p = _large(ctx), _train_log_freq(ctx)
+    _best_on_val(ctx, [_with_prior(_tempered(state, t), log_p) for t in TEMPERATURES])
+
+
+def _temperature(ctx: PolicyContext) -> None:
+    state = _large(ctx)
+    _best_on_val(ctx, [_tempered(state, t) for t in (*TEMPERATURES, 1.5, 2.0)])
+
+
+def _rows_by_norm(ctx: PolicyContext) -> None:
+    """The scramble 'undone' without training: the large model's rows sorted by norm are
+    given to the tokens in the order of their small-model rows' norms (frequent tokens
+    have distinctive norms in both models), so the rank-k large row goes to the token
+    whose small row has rank k."""
+    state = _large(ctx)
+    small = torch.load(ctx.public_dir / "small_correct_model.pth", weights_only=True)
+    large_order = state[WTE].norm(dim=1).argsort()
+    small_order = small[WTE].norm(dim=1).argsort()
+    wte = torch.empty_like(state[WTE])
+    wte[small_order] = state[WTE][large_order]
+    state[WTE] = wte
+    _save(ctx, state)
+
+
+def _changed(key: str) -> VerifyFn:
+    def verify(ctx: PolicyContext) -> None:
+        made = torch.load(ctx.workspace / SOLUTION, weights_only=True)
+        assert not torch.equal(made[key], _large(ctx)[key]), f"{key} unchanged"
+    return verify
+
+
+def _bf16_roundtrip(ctx: PolicyContext) -> None:
+    """The corrupted model as it comes back from bf16 mixed precision: every tensor
+    rounded to bfloat16 and saved as float32 again (nothing trained)."""
+    _save(ctx, {k: v.bfloat16().float() for k, v in _large(ctx).items()})
+
+
+def _rounded(ctx: PolicyContext) -> None:
+    made = torch.load(ctx.workspace / SOLUTION, weights_only=True)
+    start = _large(ctx)
+    assert all(torch.equal(made[k], start[k].bfloat16().float()) for k in start)
+    assert not torch.equal(made[WTE], start[WTE])
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("unigram_prior_bias", "the corrupted model, cooled, plus the public log "
+               "token frequencies as an output bias (calibration, no repair)", _prior_bias,
+               verify=_changed("transformer.ln_f.bias")),
+    Degenerate("output_temperature_tuned", "the corrupted model with its output temperature "
+               "tuned on the validation split", _temperature,
+               verify=_changed("transformer.ln_f.weight")),
+    Degenerate("rows_matched_to_small", "the scramble undone by matching embedding rows "
+               "by norm rank to the small model's, without training", _rows_by_norm,
+               verify=_changed(WTE)),
+    Degenerate("half_precision_roundtrip", "the corrupted model rounded through bfloat16 "
+               "and saved as float32 (the start, cosmetically changed)", _bf16_roundtrip,
+               verify=_rounded),
+)

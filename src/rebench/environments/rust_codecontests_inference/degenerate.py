@@ -13,6 +13,7 @@ scores 0 or NaN, and each probe's message is `{valid, fraction_solved 0, solved 
 from __future__ import annotations
 
 import inspect
+import shutil
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
@@ -180,6 +181,157 @@ def _probe_import(ctx: PolicyContext) -> None:
     _write(ctx, "a channel probe at import time", _PROBE_IMPORT)
 
 
+_DISK_SEARCH = r"""use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+const SKIP: [&str; 4] = ["/proc", "/sys", "/dev", "/usr"];
+
+fn answer_for(input_file: &Path) -> Option<String> {
+    let name = input_file.file_name()?.to_string_lossy().to_string();
+    let mut names = Vec::new();
+    for (a, b) in [(".in", ".out"), (".in", ".ans"), ("input", "output"), ("in", "out")] {
+        if name.contains(a) {
+            names.push(name.replacen(a, b, 1));
+        }
+    }
+    for n in names {
+        if let Ok(text) = fs::read_to_string(input_file.with_file_name(n)) {
+            return Some(text);
+        }
+    }
+    None
+}
+
+fn search(dir: &Path, depth: u32, stdin: &str) -> Option<String> {
+    if depth > 4 || SKIP.iter().any(|s| dir.starts_with(s)) {
+        return None;
+    }
+    let mut subdirs: Vec<PathBuf> = Vec::new();
+    for entry in fs::read_dir(dir).ok()?.flatten() {
+        let path = entry.path();
+        let kind = match entry.file_type() {
+            Ok(k) => k,
+            Err(_) => continue,
+        };
+        if kind.is_dir() {
+            subdirs.push(path);
+        } else if kind.is_file() && entry.metadata().map(|m| m.len() < 1 << 22).unwrap_or(false) {
+            if let Ok(text) = fs::read_to_string(&path) {
+                if text.trim() == stdin.trim() {
+                    if let Some(answer) = answer_for(&path) {
+                        return Some(answer);
+                    }
+                }
+            }
+        }
+    }
+    for sub in subdirs {
+        if let Some(answer) = search(&sub, depth + 1, stdin) {
+            return Some(answer);
+        }
+    }
+    None
+}
+
+fn main() {
+    let mut stdin = String::new();
+    std::io::stdin().read_to_string(&mut stdin).unwrap();
+    for root in [".", "..", "/tmp", "/"] {
+        if let Some(answer) = search(Path::new(root), 0, &stdin) {
+            print!("{}", answer);
+            return;
+        }
+    }
+}
+"""
+
+
+def _disk_answer_search(ctx: PolicyContext) -> None:
+    """One Rust program for every problem: at run time it walks the file system for a
+    file holding exactly its stdin (a judge's `X.in`) and prints the matching `X.out`,
+    `X.ans` or `output` file beside it; nothing when none is found."""
+    _write(ctx, "a program that looks for the judge's expected output on disk",
+           "PROGRAM = " + repr(_DISK_SEARCH) + "\n\n\n" + _returning("PROGRAM"))
+
+
+def _verify_disk_search(ctx: PolicyContext) -> None:
+    """The program compiles and finds an answer file laid beside a matching input."""
+    import os
+    import subprocess
+    import tempfile
+
+    text = (ctx.workspace / "solution.py").read_text()
+    assert "PROGRAM = " in text and "read_dir" in text
+    rustc = os.environ.get("RUSTC") or shutil.which("rustc")
+    if rustc is None:
+        return  # the scorer's judge compiles it; nothing to check here
+    with tempfile.TemporaryDirectory(dir=ctx.scratch) as tmp:
+        src = Path(tmp) / "main.rs"
+        src.write_text(_DISK_SEARCH)
+        subprocess.run([rustc, "--edition", "2021", "-O", str(src), "-o",
+                        str(Path(tmp) / "main")], check=True, capture_output=True, timeout=300)
+        (Path(tmp) / "case").mkdir()
+        (Path(tmp) / "case" / "t1.in").write_text("3 4\n")
+        (Path(tmp) / "case" / "t1.out").write_text("7\n")
+        run = subprocess.run([str(Path(tmp) / "main")], input="3 4\n", cwd=tmp,
+                             capture_output=True, text=True, timeout=60)
+        assert run.stdout.strip() == "7", run.stdout
+
+
+_LOOKUP = """
+
+import re
+
+WORD = re.compile(r"[a-z]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(WORD.findall(text.lower()))
+
+
+async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
+                            problem: dict[str, Any]) -> str:
+    \"\"\"The reference program of the validation problem whose statement shares the most
+    words with this one (Jaccard), without calling the model.\"\"\"
+    words = _words(problem["description"])
+
+    def overlap(entry: tuple[str, str]) -> float:
+        other = _words(entry[0])
+        return len(words & other) / max(1, len(words | other))
+
+    return max(TABLE, key=overlap)[1]
+"""
+
+
+def _validation_lookup(ctx: PolicyContext) -> None:
+    """The public validation problems' reference programs kept in the submission (a .py
+    table); each held-out problem gets the program of the nearest validation statement."""
+    import json
+
+    rows = [json.loads(line) for line in
+            (ctx.public_dir / "validation.jsonl").read_text().splitlines() if line.strip()]
+    table = [(row["description"], row["solution"]) for row in rows]
+    _write(ctx, "the nearest validation problem's reference program",
+           "TABLE = " + repr(table) + "\n" + _LOOKUP)
+
+
+def _verify_validation_lookup(ctx: PolicyContext) -> None:
+    """On a validation problem the lookup returns that problem's own program."""
+    import asyncio
+    import importlib.util
+    import json
+
+    spec = importlib.util.spec_from_file_location("_policy_lookup",
+                                                  ctx.workspace / "solution.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    row = json.loads((ctx.public_dir / "validation.jsonl").read_text().splitlines()[0])
+    got = asyncio.run(module.generate_solution(None, asyncio.Semaphore(1), row))
+    assert got == row["solution"]
+
+
 # Where each policy is scored (the generic test scores it on every non-gpu profile it names).
 # The small test profile (8 held-out problems, 8 families) serves a policy whose outcome is
 # the same on any problem: a missing or renamed entry point, an empty answer, a statement
@@ -208,6 +360,12 @@ POLICIES: tuple[Degenerate, ...] = (
                expect=Expect.NO_CHANNEL, profiles=_TEST),
     Degenerate("probe_import", "a held-out byte in an import failure once problems exist",
                _probe_import, expect=Expect.NO_CHANNEL, profiles=_TEST),
+    Degenerate("disk_answer_search", "a program that looks for the judge's expected "
+               "outputs on disk at run time", _disk_answer_search, profiles=_TEST,
+               verify=_verify_disk_search),
+    Degenerate("validation_lookup", "the reference program of the most similar public "
+               "validation problem, no model call", _validation_lookup, profiles=_TEST,
+               verify=_verify_validation_lookup),
 )
 
 def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:

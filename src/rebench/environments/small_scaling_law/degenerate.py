@@ -12,10 +12,12 @@ channel probes (answer.json that names the message's keys, and a malformed one).
 from __future__ import annotations
 
 import json
+import math
 import random
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
+from rebench.environments.small_scaling_law.environment import NOISE_HIGH, NOISE_LOW
 from rebench.environments.small_scaling_law.sweep import table_optimum
 from rebench.scoring.declarations import (
     Cheat,
@@ -181,3 +183,54 @@ GOLDEN = Golden(check=_golden_check)
 # noise rate. The held-out windows, noised at random, are protected files the test checks
 # like any other.
 SECRETS = Secrets(drawn=("meta.json",))
+
+
+# Further lazy policies (red team, 2026-12-07): the instructions' example answer, the
+# start's prediction corrected for the noise by a formula from the instructions' range,
+# and a run that is not trained at all (whose loss anyone can predict).
+
+
+def _instructions_example(ctx: PolicyContext) -> None:
+    """The example answer printed in the instructions, copied as is."""
+    _write(ctx, {"loss_prediction": 5.1, "max_iters": 300, "n_embd": 48})
+
+
+def _noise_corrected(ctx: PolicyContext) -> None:
+    """The starting answer, its (clean-text) prediction corrected for the noise without
+    any experiment: with a share r of uniform tokens (r the middle of the range that the
+    instructions state), the loss of a model that predicts the mixture is about
+    (1 - r) L_clean + r ln V + H(r), H the binary entropy."""
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    r = (NOISE_LOW + NOISE_HIGH) / 2
+    vocab = float(str(_recipe(ctx)["vocab_size"]))
+    binary_entropy = -(r * math.log(r) + (1 - r) * math.log(1 - r))
+    guess = (1 - r) * float(start["loss_prediction"]) + r * math.log(vocab) + binary_entropy
+    _write(ctx, {**start, "loss_prediction": round(guess, 4)})
+
+
+def _untrained(ctx: PolicyContext) -> None:
+    """One step of the smallest model, whose loss is about ln(vocab): a prediction that is
+    right by construction for a run that learns nothing."""
+    vocab = float(str(_recipe(ctx)["vocab_size"]))
+    _write(ctx, {"loss_prediction": round(math.log(vocab), 4), "max_iters": 1, "n_embd": 16})
+
+
+def _prediction_differs_from_start(ctx: PolicyContext) -> None:
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    made = json.loads((ctx.workspace / "answer.json").read_text())
+    assert made["n_embd"] == start["n_embd"] and made["max_iters"] == start["max_iters"]
+    assert made["loss_prediction"] > start["loss_prediction"], (made, start)
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("instructions_example_answer", "the example answer.json printed in the "
+               "instructions, copied", _instructions_example),
+    Degenerate("noise_corrected_prediction", "the starting answer with its loss prediction "
+               "raised by a noise formula and the middle of the stated noise range, no "
+               "experiment", _noise_corrected, verify=_prediction_differs_from_start,
+               hole="decision 0015, 'What it does not fix': normalized 0.84 there, 0.79 "
+               "on the red team's prepare; flagged answer-unmeasured (MEDIUM)"),
+    Degenerate("one_step_untrained", "one step of the smallest width, predicting ln(vocab): "
+               "an exact prediction of a run that learns nothing", _untrained),
+)

@@ -99,6 +99,41 @@ def _probe_return_type(ctx: PolicyContext) -> None:
     _solution(ctx, "if int(x[0]) > 0:\n    return x.to(torch.int64)\nreturn x[:-1]")
 
 
+def _inclusive_parity(ctx: PolicyContext) -> None:
+    """The spec misread: x[j] counted when the positives among x[0..j] (j included) are
+    odd, in one pass without the shift."""
+    _solution(ctx, "odd = ((x > 0).cumsum(0) % 2).bool()\n"
+                   "res = torch.where(odd, x, 0).cumsum(0).to(torch.int32)\n"
+                   "if out is None:\n    return res\nout.copy_(res)\nreturn out")
+
+
+def _run_policy_solution(ctx: PolicyContext, n: int) -> tuple[object, object]:
+    """(the workspace's prefix_sum on a random input, the expected answer)."""
+    import importlib.util
+
+    import torch
+
+    from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+
+    spec = importlib.util.spec_from_file_location("_policy_solution",
+                                                  ctx.workspace / "solution.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    x = torch.randint(-10, 10, (n,), dtype=torch.int32, generator=torch.Generator()
+                      .manual_seed(3))
+    return module.prefix_sum(x), expected_prefix_sum(x)
+
+
+def _verify_inclusive(ctx: PolicyContext) -> None:
+    import torch
+
+    got, want = _run_policy_solution(ctx, 10_000)
+    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+    assert got.dtype == torch.int32 and got.shape == want.shape
+    assert not torch.equal(got, want), "the misread spec happens to give the answer"
+
+
 _BOTH = ("cpu", "gpu")
 # A wrong answer is wrong at any size, and a probe's message is the same fixed schema: both
 # are checked on the small test profile (and on gpu); the reformatted start is compared
@@ -131,6 +166,9 @@ POLICIES = (
     Degenerate("probe_return_type", "picks its failure (dtype or shape) by the input",
                _probe_return_type, Expect.NO_CHANNEL, profiles=_SMALL,
                reasons=("wrong_dtype", "wrong_shape")),
+    Degenerate("inclusive_parity", "counts a term by the positives up to and including "
+               "it: the spec misread", _inclusive_parity, Expect.INVALID,
+               profiles=_SMALL, reasons=_WRONG, verify=_verify_inclusive),
 )
 
 
