@@ -32,10 +32,18 @@ def test_log_loss_score_is_ln_of_the_loss_above_the_floor() -> None:
     assert result.details == {"eval_s": 1.0, "loss": 3.25}
 
 
-def test_the_ceiling_caps_the_scored_loss_but_not_the_reported_one() -> None:
-    result = log_loss_score(9.0, 1.5, {}, nonfinite="not_finite", ceiling=4.0)
-    assert result.raw == math.log(4.0 - 1.5)
-    assert result.message["loss"] == 9.0
+def test_the_ceiling_caps_the_scored_and_the_shown_loss() -> None:
+    """Above the ceiling the agent sees the ceiling: the loss itself, a function of the
+    held-out tokens (an input-free model betting on one token reads back its share), is
+    kept in the private details only."""
+    shown = set()
+    for loss in (9.0, 7.25, 4.0001):
+        result = log_loss_score(loss, 1.5, {}, nonfinite="not_finite", ceiling=4.0)
+        assert result.raw == math.log(4.0 - 1.5)
+        assert result.details["loss"] == loss
+        shown.add(tuple(sorted(result.message.items())))
+    assert shown == {(("loss", 4.0), ("score", round(math.log(2.5), 4)))}
+    assert log_loss_score(3.0, 1.5, {}, nonfinite="x", ceiling=4.0).message["loss"] == 3.0
     assert log_loss_score(3.0, 1.5, {}, nonfinite="x", ceiling=4.0).raw == math.log(1.5)
     with pytest.raises(ValueError, match="not above the floor"):
         log_loss_score(3.0, 1.5, {}, nonfinite="x", ceiling=1.5)

@@ -62,15 +62,19 @@ def rejected_loss(loss: float, floor: float, details: dict[str, Any], *,
 
 def log_loss_score(loss: float, floor: float, details: dict[str, Any], *, nonfinite: str,
                    ceiling: float = math.inf) -> ScoreResult:
-    """`ln(min(loss, ceiling) - floor)` as the raw score (lower is better), the loss and the
-    score rounded to 4 places as the message; invalid as `rejected_loss` says. `ceiling`
-    (above the floor) caps the loss that is scored (e.g. at what an input-free
-    prediction gets)."""
+    """`ln(min(loss, ceiling) - floor)` as the raw score (lower is better), the scored
+    loss and the score rounded to 4 places as the message; invalid as `rejected_loss`
+    says. `ceiling` (above the floor) caps the loss that is scored (e.g. at what an
+    input-free prediction gets), and the message shows the capped loss: a loss above the
+    ceiling is a function of the held-out tokens that the score does not carry (an
+    input-free model that bets on one token would read back that token's held-out share),
+    so it stays in the private details."""
     if not ceiling > floor:
         raise ValueError(f"ceiling {ceiling} is not above the floor {floor}")
     rejected = rejected_loss(loss, floor, details, nonfinite=nonfinite)
     if rejected is not None:
         return rejected
-    raw = math.log(min(loss, ceiling) - floor)
-    return ScoreResult(raw=raw, message={"loss": round(loss, 4), "score": round(raw, 4)},
+    scored = min(loss, ceiling)
+    raw = math.log(scored - floor)
+    return ScoreResult(raw=raw, message={"loss": round(scored, 4), "score": round(raw, 4)},
                        details=details)
