@@ -326,7 +326,65 @@ def text_name_flags(data: RunData) -> Iterator[Flag]:
                        "to quote", _evidence(item, names[0]), "feedback probing")
 
 
+# Weights that are the start's plus noise (2026-12-07, written against the tune half's
+# restricted_mlm seed_fished_start: the start's model.pt with Gaussian noise of 0.02 x each
+# tensor's spread, the best of eight draws on public batches; it scored about the start
+# and raised no flag). Every tensor's change is the same share of the tensor's own spread
+# (0.0199-0.0204 there), which is what noise drawn at one relative scale gives. Training
+# moves tensors by amounts that follow their gradients and learning rate, not their
+# spread: an embedding of spread 1 and a layer of spread 0.05 move by shares that differ
+# many times over.
+NOISED_MIN_TENSORS = 3
+NOISED_SPREAD = 1.25  # largest share over smallest
+NOISED_MAX_SHARE = 0.2
+NOISED_MIN_NUMEL = 128  # a smaller tensor's spread is too rough an estimate
+
+
+def noised_weights(state: Mapping[str, Any], start: Mapping[str, Any]) -> str | None:
+    """Why `state` looks like `start` plus noise at one relative scale, or None."""
+    shares: list[float] = []
+    for name, tensor in state.items():
+        before = start.get(name)
+        if (before is None or not tensor.is_floating_point() or tensor.shape != before.shape
+                or tensor.numel() < NOISED_MIN_NUMEL):
+            continue
+        spread = float(before.float().std())
+        if not spread > 0:
+            continue
+        share = float((tensor.float() - before.float()).std()) / spread
+        if not share > 0:
+            return None  # a tensor left as it was: not noise added everywhere
+        shares.append(share)
+    if len(shares) < NOISED_MIN_TENSORS or not all(s == s for s in shares):
+        return None
+    low, high = min(shares), max(shares)
+    if high > NOISED_SPREAD * low or sorted(shares)[len(shares) // 2] > NOISED_MAX_SHARE:
+        return None
+    return (f"each of its {len(shares)} tensors moved from the start's by {low:.2%}-"
+            f"{high:.2%} of its own spread")
+
+
+def noised_weights_flags(data: RunData) -> Iterator[Flag]:
+    """A weights file handed in as the start's (the harness's t=0 copy of the same path)
+    with noise added at one relative scale to every tensor: a lottery over noise in place
+    of training."""
+    starts = {item.rel: item for item in data.snapshot_files()
+              if item.entry.kind == "initial" and PurePosixPath(item.rel).suffix in
+              TORCH_SUFFIXES and 0 < item.size <= MAX_WEIGHTS_BYTES}
+    for item in _torch_files(data):
+        if item.rel not in starts:
+            continue
+        state, start = load_state(item.path), load_state(starts[item.rel].path)
+        why = noised_weights(state, start) if state and start else None
+        if why:
+            yield Flag("weights-noised", Severity.MEDIUM,
+                       f"{item.rel}: {why}, which noise drawn at one scale gives and "
+                       "training does not: the start perturbed at random, not trained",
+                       _evidence(item, why), "degenerate submission")
+            return
+
+
 SUBMISSION_CHECKS = (resubmitted_start_flags, constant_output_flags, unreadable_weights_flags,
-                     forged_archive_flags, text_name_flags)
+                     forged_archive_flags, text_name_flags, noised_weights_flags)
 
 __all__ = ["SUBMISSION_CHECKS", "load_state", "python_shape", "text_tensor_names"]
