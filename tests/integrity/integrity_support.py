@@ -117,12 +117,35 @@ def ensure_assets(env_id: str) -> Path:
         (assets / folder).mkdir(parents=True, exist_ok=True)
     for rel in STAND_IN_FILES.get(env_id, ()):
         (assets / rel).parent.mkdir(parents=True, exist_ok=True)
-        (assets / rel).write_bytes(os.urandom(4096))
+        (assets / rel).write_bytes(_STAND_IN_WEIGHTS[env_id, rel]() if (env_id, rel) in
+                                   _STAND_IN_WEIGHTS else os.urandom(4096))
     for rel, text in _stand_in_texts(env_id).items():
         (assets / rel).parent.mkdir(parents=True, exist_ok=True)
         (assets / rel).write_text(text)
     (assets / PREPARED_MARKER).write_text(json.dumps({"stand_in": True}))
     return assets
+
+
+def _tiny_corrupted_model() -> bytes:
+    """A stand-in fix_embedding large_model.pth that loads as weights (the start copies it
+    to fixed_model.pth, and the rules that compare a submission with the start read it)."""
+    import io
+
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    # rows with a structure (two strong directions), as a trained embedding has
+    wte = (2 * torch.randn(64, 2, generator=generator) @ torch.randn(2, 16, generator=generator)
+           + 0.1 * torch.randn(64, 16, generator=generator))
+    state = {"transformer.wte.weight": wte,
+             "transformer.h.0.mlp.c_fc.weight": torch.randn(32, 16, generator=generator),
+             "transformer.ln_f.weight": torch.ones(16), "transformer.ln_f.bias": torch.zeros(16)}
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return buffer.getvalue()
+
+
+_STAND_IN_WEIGHTS = {("fix_embedding", "public/large_model.pth"): _tiny_corrupted_model}
 
 
 def stand_in_score(spec: object, profile: object, snapshot_dir: Path, isolation: object,

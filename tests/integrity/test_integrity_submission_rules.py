@@ -561,3 +561,35 @@ def test_weights_that_are_the_start_plus_noise_are_flagged() -> None:
     large = {k: v + 0.5 * float(v.std()) * torch.randn(v.shape, generator=generator)
              for k, v in start.items()}
     assert noised_weights(large, start) is None
+
+
+def test_a_starting_weights_file_handed_in_with_noise_is_flagged(tmp_path: Path) -> None:
+    """weights-noised reads the submission against the t=0 snapshot's file of the same
+    path; a file with no start to compare with, or the start itself, says nothing."""
+    from rebench.integrity.submission_checks import noised_weights_flags
+
+    start = _start_model()
+    generator = torch.Generator().manual_seed(3)
+    noised = {k: v + 0.02 * float(v.std()) * torch.randn(v.shape, generator=generator)
+              for k, v in start.items()}
+
+    def rules(name: str, initial: dict[str, torch.Tensor] | None,
+              final: dict[str, torch.Tensor]) -> list[str]:
+        entries = []
+        for index, (kind, state) in enumerate((("initial", initial), ("final", final))):
+            if state is None:
+                continue
+            snap = tmp_path / name / "protected" / "snapshots" / str(index)
+            snap.mkdir(parents=True)
+            (snap / "model.pt").write_bytes(_torch_bytes(state, tmp_path))
+            entries.append(SimpleNamespace(kind=kind, snapshot=f"protected/snapshots/{index}",
+                                           working_s=1.0, wall_time="t", normalized=0.0,
+                                           valid=True))
+        record = SimpleNamespace(env_id="restricted_mlm", profile="cpu")
+        data = RunData(tmp_path / name, record, [], entries, {},  # type: ignore[arg-type]
+                       KnownFiles())
+        return [f.rule for f in noised_weights_flags(data)]
+
+    assert rules("noised", start, noised) == ["weights-noised"]
+    assert rules("no-start", None, noised) == []
+    assert rules("start", start, start) == []
