@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import math
 import shutil
 import time
 from pathlib import Path
@@ -29,6 +30,7 @@ from rebench.environments.restricted_mlm.graph_check import (
     GraphError,
     Limits,
     Masking,
+    batch_rows,
     masked_loss,
     parse_graph,
     plan,
@@ -167,6 +169,45 @@ def test_one_slow_batch_is_stopped_inside_the_forward() -> None:
     assert info.value.code == "eval_timeout"
     # Stopped between two ops, long before the batch's 200 matmuls (one is ~0.1 s idle).
     assert elapsed < 8, elapsed
+
+
+class PerRow(nn.Module):
+    """An embedding and a head: each row's logits from that row alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(64, 16)
+        self.head = nn.Linear(16, 64)
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        out: torch.Tensor = self.head(self.embed(tokens))
+        return out
+
+
+def test_batches_hold_scattered_windows_and_each_window_keeps_its_mask() -> None:
+    """Windows are laid out in text order; a scored batch holds windows from scattered
+    places (a forward that mixes rows finds unrelated text beside each row), and a model
+    that reads each row alone loses what it lost when batches were consecutive windows."""
+    text, tensors = _export(PerRow(), 64)
+    program = parse_graph(text, tensors)
+    windows = np.random.default_rng(0).integers(0, 64, (43, 128)).astype(np.int64)
+    masking = Masking(8, 128, 64, 0, 0.15, 1)
+    got = masked_loss(program, tensors, windows, masking, torch.device("cpu"), math.inf)
+    gen = torch.Generator().manual_seed(masking.seed)
+    total, count = 0.0, 0
+    for i in range(0, 40, 8):  # consecutive windows, as before; the last 3 are not scored
+        targets = torch.from_numpy(windows[i:i + 8])
+        mask = torch.rand((8, 128), generator=gen) < 0.15
+        logits = run(program, torch.where(mask, torch.zeros_like(targets), targets), tensors)
+        total += float(torch.nn.functional.cross_entropy(logits[mask], targets[mask],
+                                                         reduction="sum"))
+        count += int(mask.sum())
+    assert got == pytest.approx(total / count, rel=1e-6)
+    rows = batch_rows(250, 8, 1)
+    assert sorted(rows.ravel().tolist()) == list(range(2000))
+    assert (rows == batch_rows(250, 8, 1)).all()
+    neighbours = sum(abs(int(a) - int(b)) == 1 for batch in rows for a in batch for b in batch)
+    assert neighbours / 2 < 0.05 * 250 * 28  # consecutive batches: 7 of 28 pairs each
 
 
 def test_graph_cannot_pass_tensors_as_sizes(tmp_path: Path) -> None:

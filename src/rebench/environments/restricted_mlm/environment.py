@@ -168,7 +168,7 @@ FEEDBACK = Feedback(
 
 SPEC = EnvironmentSpec(
     id="restricted_mlm",
-    version="1.1.0",
+    version="1.1.1",
     title="Restricted Architecture MLM",
     direction=Direction.LOWER,
     raw_score_meaning="ln(L - c): L is the held-out masked-token loss (nats) of the forward "

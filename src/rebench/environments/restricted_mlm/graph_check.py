@@ -361,10 +361,25 @@ def eval_windows(tokens: Any, seq_len: int, count: int) -> Any:
     return np.stack([np.asarray(tokens[s:s + seq_len], dtype=np.int64) for s in starts])
 
 
+def batch_rows(batches: int, step: int, seed: int) -> Any:
+    """[batches, step]: the windows (by index) that each scored batch holds, every one of
+    the first batches * step windows once, in an order drawn from `seed`. Windows are laid
+    out in text order, so batches of consecutive windows held neighbouring stretches of
+    text, and a forward that mixes its rows (reshape, permute and as_strided are allowed)
+    could read context across a row's edge; in scattered batches a row's neighbours are
+    unrelated text. A model that reads each row alone loses exactly what it lost before:
+    each window keeps its mask (masked_loss)."""
+    import numpy as np
+
+    order = np.random.default_rng(seed).permutation(batches * step)
+    return order.reshape(batches, step)
+
+
 def masked_loss(program: Program, tensors: Mapping[str, torch.Tensor], windows: Any,
                 masking: Masking, device: torch.device, time_limit_s: float) -> float:
     """Mean cross-entropy over the masked positions of all windows: masks drawn here with
-    the fixed seed, the forward run by `run`, the loss computed here."""
+    the fixed seed, the forward run by `run` on batches of scattered windows (batch_rows),
+    the loss computed here."""
     on_device = {k: v.to(device) for k, v in tensors.items()}
     gen = torch.Generator().manual_seed(masking.seed)
     total, count = 0.0, 0
@@ -372,9 +387,15 @@ def masked_loss(program: Program, tensors: Mapping[str, torch.Tensor], windows: 
     # has bounded the work of each op beforehand.
     deadline = time.monotonic() + time_limit_s
     step = masking.batch_size
-    for i in range(0, len(windows) - step + 1, step):
-        targets = torch.from_numpy(windows[i:i + step])
-        mask = torch.rand((step, masking.seq_len), generator=gen) < masking.fraction
+    batches = len(windows) // step
+    # Each window's mask as it was drawn when batches were consecutive windows: the same
+    # stream, batch after batch, so a window keeps its mask whatever batch it is scored in.
+    masks = torch.cat([torch.rand((step, masking.seq_len), generator=gen) < masking.fraction
+                       for _ in range(batches)]) if batches else None
+    for i, rows in enumerate(batch_rows(batches, step, masking.seed)):
+        targets = torch.from_numpy(windows[rows])
+        assert masks is not None
+        mask = masks[torch.from_numpy(rows)]
         inputs = torch.where(mask, torch.full_like(targets, masking.mask_id), targets)
         logits = run(program, inputs.to(device), on_device, deadline=deadline)
         check_output_shape(logits, step, masking.seq_len, masking.vocab_size)
@@ -383,6 +404,6 @@ def masked_loss(program: Program, tensors: Mapping[str, torch.Tensor], windows: 
                                                  reduction="sum")
         total, count = total + float(loss), count + int(mask.sum())
         if time.monotonic() > deadline:
-            raise GraphError("eval_timeout", f"the forward is too slow: {i // step + 1} "
+            raise GraphError("eval_timeout", f"the forward is too slow: {i + 1} "
                              f"batches took more than {time_limit_s:.0f} s")
     return total / max(count, 1)
