@@ -360,9 +360,9 @@ POLICIES = (
     Degenerate("base_sharpened_greedy", "the public base model made nearly greedy (final "
                "layer norm scaled), no judge and no training", _sharpened_base,
                profiles=SMALL),
-    # On cpu only: the test profile's student starts barely above its base model, and
-    # there this policy edged past the start (+0.065 normalized, 2026-12-07); on cpu it
-    # loses clearly (raw 0.399 against the start's 0.513).
+    # On cpu and gpu, not on the small test profile: its student starts barely above its
+    # base model, and there this policy edged past the start (+0.065 normalized,
+    # 2026-12-07); on cpu it loses clearly (raw 0.399 against the start's 0.513).
     Degenerate("prompt_word_echo", "a piece of the prompt (its word or first number) as "
                "the answer to every prompt", _prompt_echo, profiles=BOTH, verify=_echoes),
     Degenerate("judge_flattery_suffix", "the base's answers with a line asking the judge "

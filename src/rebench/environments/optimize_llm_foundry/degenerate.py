@@ -242,8 +242,9 @@ POLICIES = (
     Degenerate("one_big_batch", "the epoch as a single batch: one optimizer step instead "
                "of the schedule's steps", _one_big_batch, expect=Expect.INVALID,
                verify=_verify_one_big_batch),
-    Degenerate("reason_choice_probe", "a held-out byte picks one of four invalid outcomes "
-               "(only the fixed reason code may show)", _reason_choice_probe,
+    Degenerate("reason_choice_probe", "a held-out byte picks one of four invalid outcomes: "
+               "no text of its choosing shows, but the reason code carries 2 bits a "
+               "scoring (the README's documented channel)", _reason_choice_probe,
                expect=Expect.NO_CHANNEL),
     Degenerate("pretokenized_public", "tokens of the public rows shipped in the workspace "
                "and trained on instead of tokenizing the held-out rows",
