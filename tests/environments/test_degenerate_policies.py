@@ -196,7 +196,7 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profil
         # day it is closed the declaration is corrected (and the policy defended from then).
         anchors = _anchors_here(env_id, profile_name, env_bench, tmp_path)
         score = normalize(result.raw, anchors, spec.direction)
-        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+        tolerance = _start_tolerance(env_id)
         assert result.valid and score > tolerance, (
             f"{policy.name}, declared a known hole ({policy.hole}), scored {score:.3f} "
             "normalized: the hole looks closed; remove `hole` from its declaration")
@@ -212,6 +212,11 @@ def test_degenerate_policy_gains_nothing(env_id: str, policy: Degenerate, profil
         assert not leftovers, leftovers
 
 
+def _start_tolerance(env_id: str) -> float:
+    """How far above the start a policy may score: the environment's START_TOLERANCE."""
+    return float(getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE))
+
+
 def _assert_at_most_start(env_id: str, profile_name: str, name: str, result: ScoreResult,
                           again: Callable[[Path], ScoreResult], tolerance: float | None,
                           env_bench: EnvBench, tmp_path: Path) -> None:
@@ -221,7 +226,7 @@ def _assert_at_most_start(env_id: str, profile_name: str, name: str, result: Sco
     pipeline 16-20 s apart from run to run."""
     spec = load_spec(env_id)
     if tolerance is None:
-        tolerance = getattr(declarations(env_id), "START_TOLERANCE", DEFAULT_START_TOLERANCE)
+        tolerance = _start_tolerance(env_id)
     anchors = _anchors_here(env_id, profile_name, env_bench, tmp_path)
     score = normalize(result.raw, anchors, spec.direction)
     if _is_timed(env_id, profile_name) and not score <= tolerance:

@@ -199,7 +199,7 @@ def test_docs_list_every_rule() -> None:
     root = Path(__file__).resolve().parents[2]
     source = "".join((root / "src" / "rebench" / "integrity" / name).read_text()
                      for name in ("pycode.py", "probes.py", "checks.py", "runs.py",
-                                 "workspace_checks.py"))
+                                 "workspace_checks.py", "submission_checks.py"))
     ids = {rule.id for rule in PATTERN_RULES} | set(re.findall(r'Flag\(\s*"([a-z-]+)"', source))
     ids |= {i for env_id in environment_ids() for i in environment_rule_ids(env_id)}
     doc = (root / "docs" / "integrity.md").read_text()

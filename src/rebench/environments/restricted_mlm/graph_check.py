@@ -390,11 +390,11 @@ def masked_loss(program: Program, tensors: Mapping[str, torch.Tensor], windows: 
     batches = len(windows) // step
     # Each window's mask as it was drawn when batches were consecutive windows: the same
     # stream, batch after batch, so a window keeps its mask whatever batch it is scored in.
-    masks = torch.cat([torch.rand((step, masking.seq_len), generator=gen) < masking.fraction
-                       for _ in range(batches)]) if batches else None
+    masks = torch.cat([torch.zeros((0, masking.seq_len), dtype=torch.bool)] + [
+        torch.rand((step, masking.seq_len), generator=gen) < masking.fraction
+        for _ in range(batches)])
     for i, rows in enumerate(batch_rows(batches, step, masking.seed)):
         targets = torch.from_numpy(windows[rows])
-        assert masks is not None
         mask = masks[torch.from_numpy(rows)]
         inputs = torch.where(mask, torch.full_like(targets, masking.mask_id), targets)
         logits = run(program, inputs.to(device), on_device, deadline=deadline)
