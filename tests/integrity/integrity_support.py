@@ -273,9 +273,13 @@ def finite(x: float | None) -> bool:
 
 
 def environment_rule_ids(env_id: str) -> set[str]:
-    """Every rule id an environment's integrity.py can raise (none without one)."""
+    """Every rule id an environment's integrity rules can raise (none without an
+    integrity.py): those its modules' Flag(...) calls name (integrity.py and the modules
+    it draws rules from, such as nanogpt_chat_rl's sampled_rules.py) and its patterns."""
     rules = environment_rules(env_id)
-    path = environment_dir(env_id) / "integrity.py"
-    source = path.read_text() if path.is_file() else ""
+    folder = environment_dir(env_id)
+    if not (folder / "integrity.py").is_file():
+        return set()
+    source = "".join(p.read_text() for p in sorted(folder.glob("*.py")))
     ids = set(re.findall(r'(?:Flag\(|_flag\(unit,)\s*"([a-z-]+)"', source))
     return ids | {r.id for r in rules.patterns}

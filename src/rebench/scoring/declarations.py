@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import enum
 import importlib
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -72,6 +73,21 @@ class PolicyContext:
     workspace: Path
     scratch: Path
 
+    def module(self, rel: str) -> ModuleType:
+        """The workspace's file `rel` imported as a fresh module, as the agent's own script
+        would import it (for a policy's `verify`, or a `make` that runs the submission)."""
+        import importlib.util
+
+        name = f"_rebench_policy_{next(_MODULES)}"
+        spec = importlib.util.spec_from_file_location(name, self.workspace / rel)
+        if spec is None or spec.loader is None:
+            raise ImportError(f"cannot import {self.workspace / rel}")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+
+_MODULES = itertools.count()
 
 MakeFn = Callable[[PolicyContext], None]
 VerifyFn = Callable[[PolicyContext], None]

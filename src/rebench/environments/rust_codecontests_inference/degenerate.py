@@ -319,14 +319,9 @@ def _validation_lookup(ctx: PolicyContext) -> None:
 def _verify_validation_lookup(ctx: PolicyContext) -> None:
     """On a validation problem the lookup returns that problem's own program."""
     import asyncio
-    import importlib.util
     import json
 
-    spec = importlib.util.spec_from_file_location("_policy_lookup",
-                                                  ctx.workspace / "solution.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = ctx.module("solution.py")
     row = json.loads((ctx.public_dir / "validation.jsonl").read_text().splitlines()[0])
     got = asyncio.run(module.generate_solution(None, asyncio.Semaphore(1), row))
     assert got == row["solution"]

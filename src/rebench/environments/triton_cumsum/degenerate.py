@@ -109,17 +109,11 @@ def _inclusive_parity(ctx: PolicyContext) -> None:
 
 def _run_policy_solution(ctx: PolicyContext, n: int) -> tuple[object, object]:
     """(the workspace's prefix_sum on a random input, the expected answer)."""
-    import importlib.util
-
     import torch
 
     from rebench.environments.triton_cumsum.expected import expected_prefix_sum
 
-    spec = importlib.util.spec_from_file_location("_policy_solution",
-                                                  ctx.workspace / "solution.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = ctx.module("solution.py")
     x = torch.randint(-10, 10, (n,), dtype=torch.int32, generator=torch.Generator()
                       .manual_seed(3))
     return module.prefix_sum(x), expected_prefix_sum(x)
