@@ -184,6 +184,23 @@ class PerRow(nn.Module):
         return out
 
 
+def _consecutive_loss(program: Any, tensors: dict[str, torch.Tensor], windows: Any,
+                      masking: Masking) -> float:
+    """masked_loss as restricted_mlm 1.1.0 computed it: batch i held windows 8i..8i+7 (text
+    order), each batch's masks drawn in turn from the seed."""
+    gen = torch.Generator().manual_seed(masking.seed)
+    step, total, count = masking.batch_size, 0.0, 0
+    for i in range(0, len(windows) // step * step, step):  # the remainder is not scored
+        targets = torch.from_numpy(windows[i:i + step])
+        mask = torch.rand((step, masking.seq_len), generator=gen) < masking.fraction
+        inputs = torch.where(mask, torch.full_like(targets, masking.mask_id), targets)
+        logits = run(program, inputs, tensors)
+        total += float(torch.nn.functional.cross_entropy(logits[mask], targets[mask],
+                                                         reduction="sum"))
+        count += int(mask.sum())
+    return total / count
+
+
 def test_batches_hold_scattered_windows_and_each_window_keeps_its_mask() -> None:
     """Windows are laid out in text order; a scored batch holds windows from scattered
     places (a forward that mixes rows finds unrelated text beside each row), and a model
@@ -193,21 +210,68 @@ def test_batches_hold_scattered_windows_and_each_window_keeps_its_mask() -> None
     windows = np.random.default_rng(0).integers(0, 64, (43, 128)).astype(np.int64)
     masking = Masking(8, 128, 64, 0, 0.15, 1)
     got = masked_loss(program, tensors, windows, masking, torch.device("cpu"), math.inf)
-    gen = torch.Generator().manual_seed(masking.seed)
-    total, count = 0.0, 0
-    for i in range(0, 40, 8):  # consecutive windows, as before; the last 3 are not scored
-        targets = torch.from_numpy(windows[i:i + 8])
-        mask = torch.rand((8, 128), generator=gen) < 0.15
-        logits = run(program, torch.where(mask, torch.zeros_like(targets), targets), tensors)
-        total += float(torch.nn.functional.cross_entropy(logits[mask], targets[mask],
-                                                         reduction="sum"))
-        count += int(mask.sum())
-    assert got == pytest.approx(total / count, rel=1e-6)
+    assert got == pytest.approx(_consecutive_loss(program, tensors, windows, masking),
+                                rel=1e-6)
     rows = batch_rows(250, 8, 1)
     assert sorted(rows.ravel().tolist()) == list(range(2000))
     assert (rows == batch_rows(250, 8, 1)).all()
     neighbours = sum(abs(int(a) - int(b)) == 1 for batch in rows for a in batch for b in batch)
     assert neighbours / 2 < 0.05 * 250 * 28  # consecutive batches: 7 of 28 pairs each
+
+
+class Bigram(nn.Module):
+    """Logits from the token before each position, out of a fixed table of log
+    probabilities (row `vocab`: no token before). With `mix_rows`, a row's first position
+    reads the last token of the row above it in the batch (the batch flattened and shifted
+    by one, all allowed ops); without, it reads "no token"."""
+
+    def __init__(self, table: torch.Tensor, mix_rows: bool) -> None:
+        super().__init__()
+        self.table = nn.Parameter(table, requires_grad=False)
+        self.mix_rows = mix_rows
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        batch, seq = tokens.shape
+        none = torch.full((batch, 1), self.table.shape[0] - 1, dtype=tokens.dtype)
+        if self.mix_rows:
+            flat = tokens.reshape(-1)
+            prev = torch.cat([none[0], flat[:-1]]).reshape(batch, seq)
+        else:
+            prev = torch.cat([none, tokens[:, :-1]], dim=1)
+        return torch.nn.functional.embedding(prev, self.table)
+
+
+def test_a_forward_that_mixes_rows_gains_nothing_from_the_batch() -> None:
+    """The attack the scattered batches close, run through export, the graph check and
+    masked_loss: on text where each token follows from the one before, a bigram forward
+    that reads the row above for its first position beats its per-row twin when batches
+    hold consecutive windows (1.1.0: the row above is the text just before), and does worse
+    than the twin on scattered batches (the row above is unrelated text). The two differ
+    at each row's first position only."""
+    vocab = 64
+    rng = np.random.default_rng(0)
+    stream = np.zeros(43 * 128, dtype=np.int64)
+    for i in range(1, len(stream)):  # the next token is 5 * prev + 3 (mod 64), 90% of it
+        stream[i] = (5 * stream[i - 1] + 3) % vocab if rng.random() < 0.9 else \
+            rng.integers(1, vocab)
+    windows = stream.reshape(43, 128)  # contiguous, in text order, as eval_windows lays them
+    table = torch.full((vocab + 1, vocab), math.log(0.1 / vocab))
+    for prev in range(vocab):
+        table[prev, (5 * prev + 3) % vocab] = math.log(0.9 + 0.1 / vocab)
+    table[vocab] = -math.log(vocab)  # no token before: uniform
+    masking = Masking(8, 128, vocab, 0, 0.15, 1)
+    losses = {}
+    for mix in (True, False):
+        text, tensors = _export(Bigram(table.clone(), mix), vocab)
+        program = parse_graph(text, tensors)
+        plan(program, tensors, 8, 128, vocab, CPU_LIMITS)  # every op allowed
+        losses[mix] = (
+            _consecutive_loss(program, tensors, windows, masking),
+            masked_loss(program, tensors, windows, masking, torch.device("cpu"), math.inf))
+    (mixed_before, mixed_now), (per_row_before, per_row_now) = losses[True], losses[False]
+    assert per_row_now == pytest.approx(per_row_before, rel=1e-6)
+    assert mixed_before < per_row_before - 0.005  # the exploit under consecutive batches
+    assert mixed_now > per_row_now  # no gain on scattered ones
 
 
 def test_graph_cannot_pass_tensors_as_sizes(tmp_path: Path) -> None:
