@@ -7,6 +7,7 @@ compiler sees nothing but the source and the toolchain."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -106,3 +107,38 @@ def test_control_every_file_trick_reads_the_secret_when_nothing_stops_it(
     judge = Judge(tmp_path / "build", static_checks=False)
     result = judge.judge(TRICKS[name].format(**secret_files), [Case("", SECRET)], 2.0)
     assert result.verdict is Verdict.PASSED, (result.verdict, result.detail)
+
+
+# A "Rust" program that hands the work to another interpreter of the run sandbox: the
+# model asked for Python and its answer wrapped (red team, 2026-12-07).
+SPAWNS = {
+    "command": 'use std::process::Command;\nfn main() {{ let o = Command::new("{python}")'
+               '.arg("-c").arg("print(6 * 7)").output().unwrap(); '
+               'print!("{{}}", String::from_utf8_lossy(&o.stdout)); }}',
+    "command_glob": 'use std::process::*;\nfn main() {{ let s = Command::new("{python}")'
+                    '.args(["-c", "print(6 * 7)"]).status().unwrap(); exit(s.code().unwrap()); }}',
+    "extern_system": 'use std::ffi::CString;\nextern "C" {{ fn system(c: *const i8) -> i32; }}\n'
+                     'fn main() {{ let c = CString::new("{python} -c \'print(6 * 7)\'").unwrap(); '
+                     'unsafe {{ system(c.as_ptr()); }} }}',
+}
+
+
+@pytest.mark.parametrize("name", sorted(SPAWNS))
+def test_a_program_that_starts_another_program_is_forbidden(name: str, local_judge: Judge,
+                                                             tmp_path: Path) -> None:
+    """Each shim prints python3's answer when nothing stops it (the run sandbox shows the
+    OS's interpreters) and is refused before it compiles otherwise."""
+    python = shutil.which("python3")
+    assert python is not None
+    source = SPAWNS[name].format(python=python)
+    unchecked = Judge(tmp_path / "build", static_checks=False).judge(source, [Case("", "42")],
+                                                                      5.0)
+    assert unchecked.verdict is Verdict.PASSED, (unchecked.verdict, unchecked.detail)
+    result = local_judge.judge(source, [Case("", "42")], 2.0)
+    assert result.verdict is Verdict.FORBIDDEN, (result.verdict, result.detail)
+
+
+def test_exit_and_words_that_hold_the_names_still_compile(local_judge: Judge) -> None:
+    source = ('fn main() { let external_commands = 2; let commander = 3; '
+              'println!("{}", external_commands + commander); std::process::exit(0); }')
+    assert local_judge.judge(source, [Case("", "5")], 2.0).verdict is Verdict.PASSED

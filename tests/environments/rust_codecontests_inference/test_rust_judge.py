@@ -112,8 +112,12 @@ def _count_processes(marker: str) -> int:
     return count
 
 
-def test_fork_bomb_is_killed(judge: Judge) -> None:
-    verdict, elapsed = _timed(judge, BOUNDED_FORK_BOMB, limit=1.0)
+def test_fork_bomb_is_refused_and_killed(judge: Judge, tmp_path: Path) -> None:
+    """Refused by the static checks (it names `Command`, since 1.3.1); the layer below,
+    with the checks off, still kills the whole tree at the time limit."""
+    assert judge.judge(BOUNDED_FORK_BOMB, TESTS, 1.0).verdict is Verdict.FORBIDDEN
+    verdict, elapsed = _timed(Judge(tmp_path / "build", static_checks=False),
+                              BOUNDED_FORK_BOMB, limit=1.0)
     assert verdict is Verdict.TIME_LIMIT
     assert elapsed < 15
     time.sleep(0.5)

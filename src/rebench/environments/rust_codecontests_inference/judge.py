@@ -29,7 +29,7 @@ MAX_OUTPUT_BYTES = 32 * 1024 * 1024
 COMPILE_TIMEOUT_S = 60.0
 COMPILE_MEMORY_MB = 4096
 RUSTC_FLAGS = ("--edition", "2021", "-O")
-CHECKS_VERSION = "2"  # part of the cache key: a rule change invalidates cached builds
+CHECKS_VERSION = "3"  # part of the cache key: a rule change invalidates cached builds
 # Compile-time file and environment access would let a program embed held-out data or secrets.
 # Three layers, none of which trusts the others: (1) the compiler runs in the caller's sandbox,
 # in a folder holding only the source (the primary defence: there is nothing to read);
@@ -44,12 +44,18 @@ FORBIDDEN_WORDS = re.compile(
 # `env`/`option_env` also name the std module `std::env`, which only reads at run time.
 FORBIDDEN_ENV = re.compile(r"(?<![\w$:.])(?:r#)?(env|option_env)\b(?!\s*::)")
 FORBIDDEN_ATTRS = re.compile(r"#\s*!?\s*\[\s*(path|feature|link\w*)\b")
+# A contest program needs no other process: `Command` (std's only way to start one) and
+# `extern` (a C function such as execve or dlopen declared by hand) are refused, so a
+# "Rust" program cannot be a shim that hands the work to python3 or another interpreter
+# the run sandbox can see (a red-team policy, 2026-12-07). `std::process::exit` stays.
+FORBIDDEN_SPAWN = re.compile(r"(?<![\w$])(?:r#)?(Command\w*|extern)\b")
 SOURCE_NAME = "main.rs"
 
 
 def forbidden_construct(source: str) -> str | None:
-    """The first construct that could read files or the environment at compile time."""
-    for pattern in (FORBIDDEN_WORDS, FORBIDDEN_ENV, FORBIDDEN_ATTRS):
+    """The first construct that could read files or the environment at compile time, or
+    start another program at run time."""
+    for pattern in (FORBIDDEN_WORDS, FORBIDDEN_ENV, FORBIDDEN_ATTRS, FORBIDDEN_SPAWN):
         match = pattern.search(source)
         if match:
             return match.group(0)
