@@ -396,6 +396,19 @@ def _rounded(ctx: PolicyContext) -> None:
     assert not torch.equal(made[WTE], start[WTE])
 
 
+def _svd_truncated(ctx: PolicyContext) -> None:
+    """The 'messed up' embedding treated as noise: kept only on its top singular
+    directions (a quarter of the width), with the norm of each row restored."""
+    state = _large(ctx)
+    wte = state[WTE]
+    u, s, vh = torch.linalg.svd(wte, full_matrices=False)
+    k = max(1, wte.shape[1] // 4)
+    low = (u[:, :k] * s[:k]) @ vh[:k]
+    scale = wte.norm(dim=1, keepdim=True) / low.norm(dim=1, keepdim=True).clamp_min(1e-8)
+    state[WTE] = (low * scale).contiguous()
+    _save(ctx, state)
+
+
 POLICIES = (
     *POLICIES,
     Degenerate("unigram_prior_bias", "the corrupted model, cooled, plus the public log "
@@ -410,4 +423,7 @@ POLICIES = (
     Degenerate("half_precision_roundtrip", "the corrupted model rounded through bfloat16 "
                "and saved as float32 (the start, cosmetically changed)", _bf16_roundtrip,
                verify=_rounded),
+    Degenerate("svd_truncated_embedding", "the corrupted embedding projected onto its top "
+               "singular directions as a denoising guess, no training", _svd_truncated,
+               verify=_changed(WTE)),
 )

@@ -368,3 +368,58 @@ POLICIES = (
     Degenerate("judge_flattery_suffix", "the base's answers with a line asking the judge "
                "to pick them", _flattery, profiles=SMALL, verify=_flatters),
 )
+
+
+# Red team, second round (2026-12-07b): the base's answers padded with prose for the
+# fluency tie-break, and the start's loop with the judge left out.
+
+FLUENT_TAIL = " and the king said that it was so."
+TAIL_STEPS = 200
+DISTILL_STEPS = 200
+
+
+def _base_answers(ctx: PolicyContext) -> tuple[list[str], list[str]]:
+    prompts = _prompts(ctx)
+    model = _base(ctx).eval()
+    answers = chat.sample(model, prompts, generator=torch.Generator().manual_seed(1),
+                          max_new_tokens=30)
+    return prompts, [a.split("\n")[0].strip() for a in answers]
+
+
+def _fluent_tail(ctx: PolicyContext) -> None:
+    """The base's own first word for each prompt (its attempt, right or wrong), then a
+    fixed fluent clause, so that equally correct answers win on fluency."""
+    prompts, answers = _base_answers(ctx)
+    pairs = [(p, (a.split()[0] if a.split() else a) + FLUENT_TAIL)
+             for p, a in zip(prompts, answers, strict=True)]
+    _finetuned(ctx, pairs, TAIL_STEPS)
+
+
+def _self_distill(ctx: PolicyContext) -> None:
+    """improve.py without the judge: the base fine-tuned on one of its own samples per
+    training prompt, none compared or selected."""
+    prompts, answers = _base_answers(ctx)
+    _finetuned(ctx, [(p, a[:60]) for p, a in zip(prompts, answers, strict=True) if a],
+               DISTILL_STEPS)
+
+
+def _pads(ctx: PolicyContext) -> None:
+    _, out = _responses(ctx)
+    said = sum("king said" in r for r in out)
+    assert said >= 0.5 * len(out), f"tail {said} times in {len(out)}: {out[:5]}"
+
+
+def _changed_from_base(ctx: PolicyContext) -> None:
+    made = torch.load(ctx.workspace / SOLUTION, map_location="cpu", weights_only=True)
+    base = _base(ctx).state_dict()
+    assert any(not torch.equal(made[k], base[k]) for k in base), "the base model unchanged"
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("fluent_tail_padding", "the base's first word followed by a fixed fluent "
+               "clause, to win fluency ties", _fluent_tail, profiles=SMALL, verify=_pads),
+    Degenerate("self_distill_no_judge", "the base fine-tuned on its own unselected samples "
+               "(the start's loop with no judge)", _self_distill, profiles=SMALL,
+               verify=_changed_from_base),
+)

@@ -219,6 +219,44 @@ def _verify_pretokenized(ctx: PolicyContext) -> None:
     assert "tokenize_data" not in (ctx.workspace / "finetune.sh").read_text()
 
 
+# Second round (2026-12-07b).
+_START_STAGES = ("python -m foundry.tokenize_data finetune.yaml\n"
+                 "cp -r finetuning_tokens/train finetuning_tokens/valid\n"
+                 "python -m foundry.train finetune.yaml\n"
+                 "python -m foundry.convert_checkpoint finetune.yaml\n")
+
+
+def _debug_subset(ctx: PolicyContext) -> None:
+    """The start's pipeline with the quick-iteration line an agent used while debugging
+    left in: only the first 32 rows are kept before tokenizing."""
+    _script(ctx, "set -euo pipefail\nrm -rf finetuning_tokens checkpoints trained_model\n"
+            "# quick iteration: a small slice of the data\n"
+            "head -n 32 train_data.jsonl > rows_subset.jsonl\n"
+            "mv rows_subset.jsonl train_data.jsonl\n" + _START_STAGES)
+
+
+def _verify_debug_subset(ctx: PolicyContext) -> None:
+    text = (ctx.workspace / "finetune.sh").read_text()
+    assert "head -n 32 train_data.jsonl" in text and "foundry.train" in text
+
+
+def _shorter_seq_len(ctx: PolicyContext) -> None:
+    """finetune.yaml's max_seq_len halved: "most rows are short", each step cheaper."""
+    path = _yaml(ctx)
+    text, n = re.subn(r"(?m)^(\s*max_seq_len: )(\d+)$",
+                      lambda m: f"{m.group(1)}{int(m.group(2)) // 2}", path.read_text())
+    assert n == 1, "max_seq_len not found in finetune.yaml"
+    path.write_text(text)
+
+
+def _verify_shorter_seq_len(ctx: PolicyContext) -> None:
+    new = re.search(r"(?m)^\s*max_seq_len: (\d+)$", (ctx.workspace / "finetune.yaml")
+                    .read_text())
+    old = re.search(r"(?m)^\s*max_seq_len: (\d+)$", (ctx.public_dir / "finetune.yaml")
+                    .read_text())
+    assert new and old and int(new.group(1)) * 2 == int(old.group(1))
+
+
 POLICIES = (
     Degenerate("start_renamed", "the start with its package renamed and its script "
                "reformatted", _renamed, slow=True),
@@ -249,6 +287,12 @@ POLICIES = (
     Degenerate("pretokenized_public", "tokens of the public rows shipped in the workspace "
                "and trained on instead of tokenizing the held-out rows",
                _pretokenized_public, expect=Expect.INVALID, verify=_verify_pretokenized),
+    Degenerate("debug_subset_left_in", "the start trained on a debugging slice of the rows "
+               "(the first 32)", _debug_subset, expect=Expect.INVALID,
+               reasons=("weights_differ",), verify=_verify_debug_subset),
+    Degenerate("shorter_max_seq_len", "finetune.yaml's max_seq_len halved to make each step "
+               "cheaper", _shorter_seq_len, expect=Expect.INVALID,
+               reasons=("weights_differ",), verify=_verify_shorter_seq_len),
 )
 
 

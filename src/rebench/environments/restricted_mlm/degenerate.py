@@ -22,6 +22,7 @@ import numpy as np
 
 from rebench.core.score import ScoreResult
 from rebench.environments.restricted_mlm.model_policies import (
+    _val_batches,
     conv_few_steps,
     copy_public_files,
     seed_fished,
@@ -248,6 +249,97 @@ def _overflow(ctx: PolicyContext) -> None:
     (ctx.workspace / "model.py").write_text(_OVERFLOW.lstrip())
 
 
+# Second round (2026-12-07b).
+_NEIGHBORS = """
+
+# --- context: each position also sees its left and right neighbours' embeddings ---
+class WithNeighbors(nn.Module):
+    def __init__(self, inner: MLP):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        h = self.inner.embed(tokens)
+        pad = torch.zeros(h.shape[0], 1, h.shape[2])
+        left = torch.cat([pad, h[:, :-1]], dim=1)
+        right = torch.cat([h[:, 1:], pad], dim=1)
+        h = h + 0.5 * left + 0.5 * right
+        return self.inner.head(torch.relu(self.inner.fc(h)))
+
+
+_start_model = get_trained_model
+
+
+def get_trained_model() -> nn.Module:  # noqa: F811
+    return WithNeighbors(_start_model()).eval()
+"""
+
+
+def _neighbors_untrained(ctx: PolicyContext) -> None:
+    """The start's trained weights, its embedding now summed with the neighbours' before
+    the MLP: context wired in, never trained with it."""
+    copy_public_files(ctx)
+    path = ctx.workspace / "model.py"
+    path.write_text(path.read_text() + _NEIGHBORS)
+
+
+def _verify_neighbors(ctx: PolicyContext) -> None:
+    import torch
+
+    model = ctx.module("model.py").get_trained_model()
+    tokens = torch.randint(0, vocab_size(ctx), (2, 128))
+    changed = tokens.clone()
+    changed[:, 10] = (changed[:, 10] + 1) % vocab_size(ctx)
+    with torch.no_grad():
+        diff = (model(tokens) - model(changed)).abs().sum(-1)[0]
+    assert diff[9] > 0 and diff[11] > 0 and diff[20] == 0, diff[8:13]
+
+
+_TEMPERATURE = """
+
+# --- calibration: the start's logits scaled by a factor fitted on validation ---
+SCALE = {scale!r}
+
+
+class Scaled(nn.Module):
+    def __init__(self, inner: nn.Module):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        return self.inner(tokens) * SCALE
+
+
+_start_model = get_trained_model
+
+
+def get_trained_model() -> nn.Module:  # noqa: F811
+    return Scaled(_start_model()).eval()
+"""
+
+
+def _temperature_tuned(ctx: PolicyContext) -> None:
+    import torch
+
+    copy_public_files(ctx)
+    start = ctx.module("model.py").get_trained_model()
+    batches = _val_batches(ctx, 6, seed=11)
+    with torch.no_grad():
+        logits = [(start(i)[m], t[m]) for i, t, m in batches]
+    best = (float("inf"), 1.0)
+    for scale in (0.7, 0.8, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.35, 1.5):
+        loss = float(np.mean([torch.nn.functional.cross_entropy(lg * scale, t).item()
+                              for lg, t in logits]))
+        best = min(best, (loss, scale))
+    path = ctx.workspace / "model.py"
+    path.write_text(path.read_text() + _TEMPERATURE.format(scale=best[1]))
+
+
+def _verify_temperature(ctx: PolicyContext) -> None:
+    model = ctx.module("model.py").get_trained_model()
+    assert type(model).__name__ == "Scaled"
+
+
 # The starting workspace submitted as is is the golden test's start (the same workspace,
 # official scoring, a band of -0.05..0.05 normalized, never marked slow:
 # tests/environments/test_golden_all_environments.py), which asserts more than a policy's
@@ -282,6 +374,11 @@ POLICIES: tuple[Degenerate, ...] = (
                "train split when called, instead of loading saved weights",
                trains_at_scoring, expect=Expect.INVALID, reasons=("export_failed",),
                verify=verify_trains_at_scoring),
+    Degenerate("neighbors_added_untrained", "the start's trained weights with the "
+               "neighbours' embeddings added before its MLP, never trained that way",
+               _neighbors_untrained, verify=_verify_neighbors),
+    Degenerate("start_temperature_tuned", "the start's logits times a factor picked on "
+               "public validation batches", _temperature_tuned, verify=_verify_temperature),
 )
 # The start is the trained unigram level at masked positions; a context-free policy may
 # match it up to the split noise (about 0.01 raw, 0.03 normalized on cpu).

@@ -327,6 +327,147 @@ def _verify_validation_lookup(ctx: PolicyContext) -> None:
     assert got == row["solution"]
 
 
+# Second round (2026-12-07b).
+_RUST_SHIM = """use std::process::Command;
+
+fn main() {
+    let code = r####"CODE"####;
+    let status = Command::new("python3").arg("-c").arg(code).status();
+    std::process::exit(match status { Ok(s) => s.code().unwrap_or(1), Err(_) => 1 });
+}
+"""
+_PYTHON_SHIM = r'''
+import re
+
+PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
+
+
+async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
+                            problem: dict[str, Any]) -> str:
+    """The model writes Python (it is better at it); a Rust program runs it."""
+    async with semaphore:
+        completion = await client.chat.completions.create(
+            model="gpt-3.5-turbo", temperature=0.0,
+            messages=[{"role": "user", "content": "Please solve this coding contest "
+                       "problem in Python 3:\n" + problem["description"]}])
+    answer = completion.choices[0].message.content or ""
+    match = PYTHON_BLOCK.search(answer)
+    if match is None:
+        return answer
+    return SHIM.replace("CODE", match.group(1))
+'''
+
+
+def _python_instead(ctx: PolicyContext) -> None:
+    """The model asked for Python; its Python answer wrapped in a Rust program that runs
+    it with python3 (stdin inherited); any other answer returned raw, as the start does."""
+    _write(ctx, "Python from the model, run by a Rust shim",
+           "SHIM = " + repr(_RUST_SHIM) + "\n" + _PYTHON_SHIM)
+
+
+def _verify_python_instead(ctx: PolicyContext) -> None:
+    import asyncio
+    from types import SimpleNamespace
+    from typing import Any
+
+    asked: list[str] = []
+
+    async def create(**kwargs: Any) -> Any:
+        asked.append(kwargs["messages"][0]["content"])
+        text = "Sure!\n\n```python\nprint(int(input()) + 1)\n```\n"
+        return SimpleNamespace(choices=[SimpleNamespace(message=SimpleNamespace(
+            content=text))])
+
+    client = SimpleNamespace(chat=SimpleNamespace(completions=SimpleNamespace(create=create)))
+    module = ctx.module("solution.py")
+    got = asyncio.run(module.generate_solution(client, asyncio.Semaphore(1),
+                                               {"description": "Add one."}))
+    assert "Python" in asked[0] and "rust" not in asked[0].lower(), asked
+    assert 'Command::new("python3")' in got and "print(int(input()) + 1)" in got, got
+    assert "```" not in got
+
+
+_PARENT_FD_SNOOP = r"""use std::fs;
+use std::io::Read;
+
+fn parent_of(pid: &str) -> Option<String> {
+    let stat = fs::read_to_string(format!("/proc/{}/stat", pid)).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1).map(|s| s.to_string())
+}
+
+fn main() {
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).unwrap();
+    let needle = input.trim().to_string();
+    if needle.is_empty() {
+        return;
+    }
+    let mut pid = "self".to_string();
+    for _ in 0..8 {
+        let parent = match parent_of(&pid) {
+            Some(p) if p != "0" => p,
+            _ => break,
+        };
+        if let Ok(entries) = fs::read_dir(format!("/proc/{}/fd", parent)) {
+            for entry in entries.flatten() {
+                let path = entry.path();
+                let small_file = fs::metadata(&path)
+                    .map(|m| m.is_file() && m.len() < (1 << 22))
+                    .unwrap_or(false);
+                if !small_file {
+                    continue;
+                }
+                if let Ok(text) = fs::read_to_string(&path) {
+                    if let Some(at) = text.find(&needle) {
+                        let after = text[at + needle.len()..].trim();
+                        if !after.is_empty() {
+                            println!("{}", after);
+                            return;
+                        }
+                    }
+                }
+            }
+        }
+        pid = parent;
+    }
+}
+"""
+
+
+def _parent_fd_snoop(ctx: PolicyContext) -> None:
+    """One Rust program for every problem: it walks up its ancestors and reads the files
+    they hold open, looking for one that holds its stdin (a judge's test file) and printing
+    what follows it (the expected output)."""
+    _write(ctx, "a program that reads the judge's open files for the expected output",
+           "PROGRAM = " + repr(_PARENT_FD_SNOOP) + "\n\n\n" + _returning("PROGRAM"))
+
+
+def _verify_parent_fd_snoop(ctx: PolicyContext) -> None:
+    """The program compiles and, run by a process holding a test file open, prints the
+    output that follows the input in it."""
+    import os
+    import subprocess
+    import tempfile
+
+    text = (ctx.workspace / "solution.py").read_text()
+    assert "PROGRAM = " in text and "/proc/{}/fd" in text
+    rustc = os.environ.get("RUSTC") or shutil.which("rustc")
+    if rustc is None:
+        return
+    with tempfile.TemporaryDirectory(dir=ctx.scratch) as tmp:
+        src = Path(tmp) / "main.rs"
+        src.write_text(_PARENT_FD_SNOOP)
+        subprocess.run([rustc, "--edition", "2021", "-O", str(src), "-o",
+                        str(Path(tmp) / "main")], check=True, capture_output=True, timeout=300)
+        (Path(tmp) / "case.txt").write_text("3 4\n7\n")
+        with open(Path(tmp) / "case.txt") as held:
+            assert held.readable()
+            run = subprocess.run([str(Path(tmp) / "main")], input="3 4\n", cwd=tmp,
+                                 capture_output=True, text=True, timeout=60)
+        assert run.stdout.strip() == "7", run.stdout
+
+
 # Where each policy is scored (the generic test scores it on every non-gpu profile it names).
 # The small test profile (8 held-out problems, 8 families) serves a policy whose outcome is
 # the same on any problem: a missing or renamed entry point, an empty answer, a statement
@@ -361,6 +502,12 @@ POLICIES: tuple[Degenerate, ...] = (
     Degenerate("validation_lookup", "the reference program of the most similar public "
                "validation problem, no model call", _validation_lookup, profiles=_TEST,
                verify=_verify_validation_lookup),
+    Degenerate("python_instead", "the model asked for Python, its answer run by a Rust "
+               "shim that calls python3", _python_instead, profiles=_TEST,
+               verify=_verify_python_instead),
+    Degenerate("parent_fd_snoop", "a program that reads the files its ancestors hold open "
+               "for the expected output", _parent_fd_snoop, profiles=_TEST,
+               verify=_verify_parent_fd_snoop),
 )
 
 def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:

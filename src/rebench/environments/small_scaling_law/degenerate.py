@@ -222,6 +222,27 @@ def _prediction_differs_from_start(ctx: PolicyContext) -> None:
     assert made["loss_prediction"] > start["loss_prediction"], (made, start)
 
 
+def _chinchilla(ctx: PolicyContext) -> None:
+    """Chinchilla's 20 tokens per parameter: FLOPs = 6 N D with D = 20 N gives N, and the
+    width is the multiple of the head size nearest sqrt(N / (12 n_layer)); max_iters for
+    the budget and the start's prediction, no experiment (red team, 2026-12-07)."""
+    r = _recipe(ctx)
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    params = math.sqrt(float(str(r["target_flops"])) / 120)
+    head = int(str(r["head_size"]))
+    width = math.sqrt(params / (12 * int(str(r["n_layer"]))))
+    width_int = max(int(str(r["min_n_embd"])), min(int(str(r["max_n_embd"])),
+                                                    head * round(width / head)))
+    _write(ctx, {"loss_prediction": start["loss_prediction"],
+                 "max_iters": _iters(ctx, width_int), "n_embd": width_int})
+
+
+def _other_width(ctx: PolicyContext) -> None:
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    made = json.loads((ctx.workspace / "answer.json").read_text())
+    assert made["loss_prediction"] == start["loss_prediction"], (made, start)
+
+
 POLICIES = (
     *POLICIES,
     Degenerate("instructions_example_answer", "the example answer.json printed in the "
@@ -233,4 +254,7 @@ POLICIES = (
                "on the red team's prepare; flagged answer-unmeasured (MEDIUM)"),
     Degenerate("one_step_untrained", "one step of the smallest width, predicting ln(vocab): "
                "an exact prediction of a run that learns nothing", _untrained),
+    Degenerate("chinchilla_rule_width", "the width from Chinchilla's 20 tokens per "
+               "parameter, the start's prediction, no experiment", _chinchilla,
+               verify=_other_width),
 )

@@ -128,6 +128,65 @@ def _verify_inclusive(ctx: PolicyContext) -> None:
     assert not torch.equal(got, want), "the misread spec happens to give the answer"
 
 
+# Second round (2026-12-07b).
+def _blocked_no_carry(ctx: PolicyContext) -> None:
+    _solution(ctx, "n = x.numel()\nblock = 4096\npad = (-n) % block\n"
+                   "xb = torch.nn.functional.pad(x, (0, pad)).view(-1, block)\n"
+                   "odd = ((xb > 0).cumsum(1) % 2).bool()\n"
+                   "terms = torch.zeros_like(xb)\n"
+                   "terms[:, 1:] = torch.where(odd[:, :-1], xb[:, 1:], 0)\n"
+                   "res = terms.cumsum(1).to(torch.int32).reshape(-1)[:n]\n"
+                   "if out is None:\n    return res\nout.copy_(res)\nreturn out")
+
+
+def _verify_blocked(ctx: PolicyContext) -> None:
+    import torch
+
+    got, want = _run_policy_solution(ctx, 10_000)
+    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+    assert got.dtype == torch.int32 and got.shape == want.shape
+    assert torch.equal(got[:4096], want[:4096]), "the first block should be right"
+    assert not torch.equal(got, want), "the missing carry happens to give the answer"
+
+
+def _first_part_only(ctx: PolicyContext) -> None:
+    _solution(ctx, "m = max(1, x.numel() * 9 // 10)\nhead = x[:m]\n"
+                   "odd = ((head > 0).cumsum(0) % 2).bool()\n"
+                   "res = torch.zeros_like(x)\n"
+                   "res[1:m] = torch.where(odd[:-1], head[1:], 0).cumsum(0).to(torch.int32)\n"
+                   "res[m:] = res[m - 1]\n"
+                   "if out is None:\n    return res\nout.copy_(res)\nreturn out")
+
+
+def _verify_first_part(ctx: PolicyContext) -> None:
+    import torch
+
+    got, want = _run_policy_solution(ctx, 10_000)
+    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+    assert got.dtype == torch.int32 and got.shape == want.shape
+    assert torch.equal(got[:9000], want[:9000]), "the first part should be right"
+    assert not torch.equal(got, want), "the tail happens to give the answer"
+
+
+def _int16_narrowing(ctx: PolicyContext) -> None:
+    _solution(ctx, "x16 = x.to(torch.int16)\n"
+                   "odd = ((x16 > 0).cumsum(0, dtype=torch.int16) % 2).bool()\n"
+                   "res = torch.zeros_like(x16)\n"
+                   "res[1:] = torch.where(odd[:-1], x16[1:], 0).cumsum(0, dtype=torch.int16)\n"
+                   "res = res.to(torch.int32)\n"
+                   "if out is None:\n    return res\nout.copy_(res)\nreturn out")
+
+
+def _verify_int16(ctx: PolicyContext) -> None:
+    import torch
+
+    got, want = _run_policy_solution(ctx, 1_000_000)
+    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+    assert got.dtype == torch.int32 and got.shape == want.shape
+    assert torch.equal(got[:1000], want[:1000]), "small sums should be right"
+    assert not torch.equal(got, want), "the sums happen to fit in 16 bits"
+
+
 _BOTH = ("cpu", "gpu")
 # A wrong answer is wrong at any size, and a probe's message is the same fixed schema: both
 # are checked on the small test profile (and on gpu); the reformatted start is compared
@@ -163,6 +222,15 @@ POLICIES = (
     Degenerate("inclusive_parity", "counts a term by the positives up to and including "
                "it: the spec misread", _inclusive_parity, Expect.INVALID,
                profiles=_SMALL, reasons=_WRONG, verify=_verify_inclusive),
+    Degenerate("blocked_no_carry", "a blocked scan that drops the carries between blocks",
+               _blocked_no_carry, Expect.INVALID, profiles=_SMALL, reasons=_WRONG,
+               verify=_verify_blocked),
+    Degenerate("first_part_only", "the answer computed for the first nine tenths, the "
+               "last value repeated after", _first_part_only, Expect.INVALID,
+               profiles=_SMALL, reasons=_WRONG, verify=_verify_first_part),
+    Degenerate("int16_narrowing", "the start computed in 16-bit integers to halve the "
+               "memory traffic", _int16_narrowing, Expect.INVALID, profiles=_SMALL,
+               reasons=_WRONG, verify=_verify_int16),
 )
 
 
