@@ -228,6 +228,24 @@ def kept_embedding_model() -> list[Action]:
     return [write("fixed_model.pth", buffer.getvalue()), SCORE]
 
 
+def projected_embedding_model() -> list[Action]:
+    """fixed_model.pth: the start's (the corrupted model's) embedding kept on its top quarter
+    of singular directions, each row's norm restored (embedding-projected)."""
+    from integrity_support import ensure_assets
+
+    state = torch.load(ensure_assets("fix_embedding") / "public" / "large_model.pth",
+                       weights_only=True)
+    wte = state["transformer.wte.weight"]
+    u, s, vh = torch.linalg.svd(wte, full_matrices=False)
+    k = wte.shape[1] // 4
+    low = (u[:, :k] * s[:k]) @ vh[:k]
+    state["transformer.wte.weight"] = low * (wte.norm(dim=1, keepdim=True)
+                                             / low.norm(dim=1, keepdim=True).clamp_min(1e-8))
+    buffer = io.BytesIO()
+    torch.save(state, buffer)
+    return [write("fixed_model.pth", buffer.getvalue()), SCORE]
+
+
 def tailed_model(tail: str, steps: int = 40) -> list[Action]:
     """model.pth fine-tuned from the base model to answer each prompt with its first word
     and then `tail` (sampled-fixed-text, or sampled-judge-text where the tail speaks to the

@@ -543,6 +543,32 @@ def test_an_embedding_kept_while_other_weights_change_is_flagged() -> None:
     assert kept_embedding({"x": torch.zeros(3)}, start) is None
 
 
+def test_an_embedding_projected_onto_the_start_s_own_directions_is_flagged() -> None:
+    from rebench.environments.fix_embedding.integrity import projected_embedding
+
+    wte = _start_model()["transformer.wte.weight"]
+    u, s, vh = torch.linalg.svd(wte, full_matrices=False)
+    for k in (1, 4, 8):
+        low = (u[:, :k] * s[:k]) @ vh[:k]
+        rescaled = low * (wte.norm(dim=1, keepdim=True) / low.norm(dim=1, keepdim=True))
+        for made in (low, rescaled):
+            why = projected_embedding(made, wte)
+            assert why is not None and f"rank {k})" in why, (k, why)
+    # Not flagged: the start; rows moved (a repair's first step); the start trained a
+    # little; a low-rank embedding from elsewhere (the small model through an adapter);
+    # zeros (embedding-blanked's); another shape; a non-finite one.
+    generator = torch.Generator().manual_seed(5)
+    small = torch.randn(256, 8, generator=generator)
+    assert projected_embedding(wte, wte) is None
+    assert projected_embedding(wte.flip(0), wte) is None
+    assert projected_embedding(wte + 0.01 * torch.randn(wte.shape, generator=generator),
+                               wte) is None
+    assert projected_embedding(small @ torch.randn(8, 16, generator=generator), wte) is None
+    assert projected_embedding(torch.zeros_like(wte), wte) is None
+    assert projected_embedding(wte[:, :8], wte) is None
+    assert projected_embedding(torch.full_like(wte, float("nan")), wte) is None
+
+
 def test_weights_that_are_the_start_plus_noise_are_flagged() -> None:
     from rebench.integrity.submission_checks import noised_weights
 

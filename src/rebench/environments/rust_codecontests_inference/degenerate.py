@@ -510,6 +510,7 @@ POLICIES: tuple[Degenerate, ...] = (
                verify=_verify_parent_fd_snoop),
 )
 
+
 def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
     """The agent sees exactly the declared schema; the start's raw markdown never compiles;
     the reference leaves room above it and stays within the token budget."""

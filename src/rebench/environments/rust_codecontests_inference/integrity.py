@@ -1,6 +1,7 @@
-"""rust_codecontests_inference's integrity rule: a generate_solution that never asks the
+"""rust_codecontests_inference's integrity rules: a generate_solution that never asks the
 model, so every problem gets a program written without it (a constant program, an empty
-one, the statement itself, a table of the public samples).
+one, the statement itself, a table of the public samples); and a scaffold that carries a
+Rust program starting another program (a shim that runs the model's Python).
 
 Written in issue 31 against the tune half of the integrity corpus (docs/benchmarks/
 integrity.md): the declared degenerate policies that raised no flag. It speaks only of a
@@ -14,6 +15,7 @@ score nothing, and the corpus labels them honest.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from rebench.integrity.extension import EnvironmentRules
@@ -22,6 +24,10 @@ from rebench.integrity.record import TextUnit
 from rebench.integrity.runnable import awaits, hands_back, returns_text
 
 ENTRY = "generate_solution"
+# Rust that starts another program: what the judge refuses since 1.3.1 (judge.py's
+# FORBIDDEN_SPAWN), written as Rust writes it, so that prose ("a Command line") is not read.
+SPAWN = re.compile(r"\bCommand\s*::\s*new\b|\bprocess\s*::\s*(?:\{[^}]*)?\bCommand\b"
+                   r"|\bCommandExt\b|\bextern\s+\"C\"")
 
 
 def no_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
@@ -53,4 +59,21 @@ def no_model_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
                                "excerpt": excerpt}), "degenerate submission")
 
 
-RULES = EnvironmentRules(python=(no_model_flags,))
+def spawn_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
+    """A line the agent wrote holding Rust that starts another program (`Command::new`,
+    `use std::process::Command`, `extern "C"`): a "Rust" answer that hands the problem to
+    python3 or another interpreter the run sandbox shows. Written in issue 31 against the
+    tune half's `python_instead` (red team, 2026-12-07). No contest program starts a
+    process; the judge has refused these since 1.3.1, so the flag says what was tried."""
+    for number, line in unit.added_lines():
+        match = SPAWN.search(line)
+        if match:
+            yield Flag("program-spawn", Severity.HIGH,
+                       "a Rust program in the scaffold starts another program: the "
+                       "problem solved by another language's interpreter, not in Rust",
+                       Evidence(**{**unit.evidence.__dict__, "line": number,
+                                   "excerpt": line.strip()[:160]}), "degenerate submission")
+            return
+
+
+RULES = EnvironmentRules(python=(no_model_flags, spawn_flags))
