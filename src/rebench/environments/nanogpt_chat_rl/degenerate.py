@@ -25,7 +25,7 @@ import shutil
 import torch
 
 from rebench.assets.gpt import GPT, GPTConfig
-from rebench.environments.nanogpt_chat_rl import chat
+from rebench.environments.nanogpt_chat_rl import chat, computed_answers
 from rebench.scoring.declarations import (
     Cheat,
     Degenerate,
@@ -409,6 +409,23 @@ def _pads(ctx: PolicyContext) -> None:
     assert said >= 0.5 * len(out), f"tail {said} times in {len(out)}: {out[:5]}"
 
 
+def _computed(ctx: PolicyContext) -> None:
+    _save(computed_answers.make(ctx, _base(ctx)), ctx)
+
+
+def _labels_right(ctx: PolicyContext) -> None:
+    """The solver's labels are the task's answers (the judge's own reading of a prompt)."""
+    from rebench.environments.nanogpt_chat_rl.tasks import parse_prompt
+
+    pairs = json.loads((ctx.workspace / "labels.json").read_text())
+    assert len(pairs) > 0.6 * len(_prompts(ctx)), len(pairs)
+    for prompt, answer in pairs[:300]:
+        parsed = parse_prompt(prompt)
+        assert parsed is not None
+        family, args = parsed
+        assert family.solve(args, None) == answer, (prompt, answer)  # type: ignore[arg-type]
+
+
 def _changed_from_base(ctx: PolicyContext) -> None:
     made = torch.load(ctx.workspace / SOLUTION, map_location="cpu", weights_only=True)
     base = _base(ctx).state_dict()
@@ -422,4 +439,9 @@ POLICIES = (
     Degenerate("self_distill_no_judge", "the base fine-tuned on its own unselected samples "
                "(the start's loop with no judge)", _self_distill, profiles=SMALL,
                verify=_changed_from_base),
+    Degenerate("computed_answers", "the base fine-tuned on answers a program computed for "
+               "the algorithmic families (the rules forbid it; no judge call)",
+               _computed, profiles=SMALL, verify=_labels_right,
+               hole="the rules' 'no computed answers', which the scorer cannot see "
+               "(README, Trust boundary); flagged computed-answers (MEDIUM)"),
 )
