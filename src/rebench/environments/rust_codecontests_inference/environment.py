@@ -90,7 +90,7 @@ FEEDBACK = Feedback(
 
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.3.1",
+    version="1.3.2",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "

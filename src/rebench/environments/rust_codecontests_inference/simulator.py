@@ -5,8 +5,13 @@ about (by overlap with the problem statement), then writes an answer drawn from 
 problem's reference Rust solution with deterministic mutations: overflowing integer types,
 flipped comparisons, off-by-one literals, swapped min/max, syntax errors, imports of crates
 that do not exist, chatty output, or an answer in another language when the prompt does not
-ask for Rust. Every number that shapes its behaviour is a constant below and is documented in
-the environment's README.
+ask for Rust. Its mistakes are correlated, as a real model's are: most wrong answers to a
+problem repeat that problem's habitual mistake (one mutation fixed per problem and prompt
+hints), so the correct program is not the centre of a set of samples (before 1.3.2 each
+wrong answer was its own mutation of the reference, and the textual medoid of 16 samples
+was the correct program on 23 of 32 problems: normalized 1.7 without a compiler). Every
+number that shapes its behaviour is a constant below and is documented in the environment's
+README.
 
 Determinism: the answer is a function of (simulator seed, problem, prompt text with the
 problem's statement, when quoted whole, standing for the problem, temperature, request seed,
@@ -30,6 +35,7 @@ MODEL_NAME = "weak-coder-simulator"
 # Chance that one sample at temperature <= 1 is correct, by problem difficulty (1 easy .. 3).
 BASE_SUCCESS = {1: 0.16, 2: 0.08, 3: 0.04}
 SECOND_BUG = 0.5  # chance that a wrong answer has a second, subtle bug
+HABIT = 0.7  # chance that a wrong answer is the problem's habitual mistake (then maybe a second)
 COT_FACTOR = 1.5  # prompt asks to think step by step / reason first
 GREEDY_FACTOR = 1.2  # temperature 0: the single most likely answer is a bit better
 REPAIR_SUCCESS = (2.0, 0.10, 0.75)  # repair prompt: min(cap, factor * p + bonus)
@@ -189,6 +195,10 @@ class Simulator:
         p = success_probability(problem.difficulty, feats, temperature)
         if rng.random() < p:
             code = problem.solution
+        elif rng.random() < HABIT:
+            code = habitual_mistake(self.seed, problem, bug_weights(feats))
+            if rng.random() < SECOND_BUG:
+                code = rng.choice([_compare, _offbyone])(rng, code)
         else:
             code = mutate(rng, problem.solution, bug_weights(feats))
         return _wrap(rng, code, "rust", feats, "")
@@ -218,19 +228,32 @@ def bug_weights(feats: PromptFeatures) -> dict[str, float]:
 
 
 def mutate(rng: random.Random, code: str, weights: dict[str, float]) -> str:
-    """A plausible wrong version of `code`; falls back to another bug when one cannot apply."""
+    """A plausible wrong version of `code`: one bug drawn by `weights`, and a second, subtle
+    one with chance SECOND_BUG."""
+    out = _one_bug(rng, code, weights)
+    if rng.random() < SECOND_BUG:
+        out = rng.choice([_compare, _offbyone])(rng, out)
+    return out
+
+
+def habitual_mistake(seed: int, problem: KnownProblem, weights: dict[str, float]) -> str:
+    """The problem's habitual wrong program: one bug, drawn by `weights` (a hint in the
+    prompt makes its kind less likely) from randomness fixed by the simulator's seed and
+    the problem, the same for every sample and every scaffold."""
+    key = ",".join(f"{k}={weights[k]:.4f}" for k in sorted(weights))
+    return _one_bug(random.Random(_hash(seed, problem.id, "habit", key)), problem.solution,
+                    weights)
+
+
+def _one_bug(rng: random.Random, code: str, weights: dict[str, float]) -> str:
+    """`code` with one bug; falls back to another bug when one cannot apply."""
     kinds = list(weights)
-    out = code
     for _ in range(6):
         kind = rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
         out = MUTATIONS[kind](rng, code)
         if out != code:
-            break
-    else:
-        out = _syntax(rng, code)
-    if rng.random() < SECOND_BUG:
-        out = rng.choice([_compare, _offbyone])(rng, out)
-    return out
+            return out
+    return _syntax(rng, code)
 
 
 def _overflow(rng: random.Random, code: str) -> str:
