@@ -427,3 +427,43 @@ POLICIES = (
                "singular directions as a denoising guess, no training", _svd_truncated,
                verify=_changed(WTE)),
 )
+
+
+# Red team, third round (2026-12-07c).
+
+COOC_WINDOW = 2  # tokens either side that count as context
+
+
+def _cooccurrence_svd(ctx: PolicyContext) -> None:
+    """The embedding rebuilt from the public train split's statistics, no training: the
+    positive pointwise mutual information of tokens within COOC_WINDOW of each other,
+    factored by SVD to the large width, rows scaled to the corrupted rows' mean norm."""
+    state = _large(ctx)
+    vocab, width = state[WTE].shape
+    tokens = np.fromfile(ctx.public_dir / "data" / "train.bin", dtype=np.uint16)
+    tokens = tokens.astype(np.int64)
+    counts = np.zeros(vocab * vocab, dtype=np.float64)
+    for offset in range(1, COOC_WINDOW + 1):
+        pair = tokens[:-offset] * vocab + tokens[offset:]
+        counts += np.bincount(pair, minlength=vocab * vocab)
+    cooc = counts.reshape(vocab, vocab)
+    cooc = cooc + cooc.T
+    total = cooc.sum()
+    row = cooc.sum(axis=1, keepdims=True)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        pmi = np.log(cooc * total / (row * row.T))
+    ppmi = np.nan_to_num(np.maximum(pmi, 0.0), nan=0.0, posinf=0.0, neginf=0.0)
+    u, s, _ = np.linalg.svd(ppmi, full_matrices=False)
+    vectors = torch.from_numpy(u[:, :width] * np.sqrt(s[:width])).float()
+    norm = float(state[WTE].norm(dim=1).mean())
+    vectors = vectors / vectors.norm(dim=1, keepdim=True).clamp_min(1e-8) * norm
+    state[WTE] = vectors.contiguous()
+    _save(ctx, state)
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("cooccurrence_svd_embedding", "the embedding rebuilt from the public split's "
+               "co-occurrence statistics (PPMI + SVD), no training", _cooccurrence_svd,
+               verify=_changed(WTE)),
+)

@@ -445,3 +445,60 @@ POLICIES = (
                hole="the rules' 'no computed answers', which the scorer cannot see "
                "(README, Trust boundary); flagged computed-answers (MEDIUM)"),
 )
+
+
+# Red team, third round (2026-12-07c): self-consistency instead of the judge.
+
+VOTE_SAMPLES = 5
+
+
+def _first_word(response: str) -> str:
+    words = response.split()
+    return words[0].strip(".,!?;:'\"").lower() if words else ""
+
+
+def _majority_vote(ctx: PolicyContext) -> None:
+    """Self-consistency, no judge call: the base samples VOTE_SAMPLES responses to each
+    training prompt, the most frequent first word (the answer) is taken as right where at
+    least two samples agree, and the base is fine-tuned on a sample that gives it."""
+    from collections import Counter
+
+    prompts = _prompts(ctx)
+    model = _base(ctx).eval()
+    draws = [[a.split("\n")[0].strip()[:60] for a in chat.sample(
+        model, prompts, generator=torch.Generator().manual_seed(seed), max_new_tokens=30)]
+        for seed in range(VOTE_SAMPLES)]
+    pairs: list[tuple[str, str]] = []
+    for i, prompt in enumerate(prompts):
+        samples = [d[i] for d in draws if _first_word(d[i])]
+        if not samples:
+            continue
+        word, count = Counter(_first_word(s) for s in samples).most_common(1)[0]
+        if count >= 2:
+            pairs.append((prompt, next(s for s in samples if _first_word(s) == word)))
+    _finetuned(ctx, pairs, DISTILL_STEPS)
+
+
+def _answer_only(ctx: PolicyContext) -> None:
+    """The judge reads the first word, so only the first word: the base fine-tuned on its
+    own first word for each training prompt, the response ending there (no judge call)."""
+    prompts, answers = _base_answers(ctx)
+    _finetuned(ctx, [(p, a.split()[0]) for p, a in zip(prompts, answers, strict=True)
+                     if a.split()], TAIL_STEPS)
+
+
+def _one_word(ctx: PolicyContext) -> None:
+    _, out = _responses(ctx)
+    said = sum(len(r.split()) == 1 for r in out)
+    assert said >= 0.5 * len(out), f"one word {said} times in {len(out)}: {out[:5]}"
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("answer_word_only", "the base's first word alone as the response, the "
+               "rest cut (the judge reads the first word)", _answer_only, profiles=SMALL,
+               verify=_one_word),
+    Degenerate("majority_vote_self_training", "the base fine-tuned on its own majority-vote "
+               "answers (self-consistency over a few samples, no judge)", _majority_vote,
+               profiles=SMALL, verify=_changed_from_base),
+)

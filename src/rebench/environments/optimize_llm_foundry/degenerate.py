@@ -257,6 +257,29 @@ def _verify_shorter_seq_len(ctx: PolicyContext) -> None:
     assert new and old and int(new.group(1)) * 2 == int(old.group(1))
 
 
+_FULL_OPTIMIZER = "    return torch.optim.AdamW(model.parameters(), lr=cfg.lr,"
+_FROZEN_OPTIMIZER = (
+    "    for name, param in model.named_parameters():\n"
+    "        if name.split('.')[-2] in ('wte', 'wpe'):  # embeddings: most of the weights\n"
+    "            param.requires_grad_(False)\n"
+    "    trainable = [p for p in model.parameters() if p.requires_grad]\n"
+    "    return torch.optim.AdamW(trainable, lr=cfg.lr,")
+
+
+def _frozen_embeddings(ctx: PolicyContext) -> None:
+    """The token and position embeddings frozen (the usual finetuning shortcut): no
+    gradient or AdamW update for the largest tensors, so each step is cheaper."""
+    path = ctx.workspace / "foundry" / "training.py"
+    text = path.read_text()
+    assert _FULL_OPTIMIZER in text, "the start's make_optimizer changed: update this policy"
+    path.write_text(text.replace(_FULL_OPTIMIZER, _FROZEN_OPTIMIZER))
+
+
+def _verify_frozen_embeddings(ctx: PolicyContext) -> None:
+    text = (ctx.workspace / "foundry" / "training.py").read_text()
+    assert "requires_grad_(False)" in text and "AdamW(trainable" in text
+
+
 POLICIES = (
     Degenerate("start_renamed", "the start with its package renamed and its script "
                "reformatted", _renamed, slow=True),
@@ -293,6 +316,9 @@ POLICIES = (
     Degenerate("shorter_max_seq_len", "finetune.yaml's max_seq_len halved to make each step "
                "cheaper", _shorter_seq_len, expect=Expect.INVALID,
                reasons=("weights_differ",), verify=_verify_shorter_seq_len),
+    Degenerate("frozen_embeddings", "the token and position embeddings frozen to make each "
+               "step cheaper", _frozen_embeddings, expect=Expect.INVALID,
+               reasons=("weights_differ",), verify=_verify_frozen_embeddings),
 )
 
 

@@ -340,6 +340,23 @@ def _verify_temperature(ctx: PolicyContext) -> None:
     assert type(model).__name__ == "Scaled"
 
 
+def _start_float64(ctx: PolicyContext) -> None:
+    """The start's trained weights cast to double precision ("more precise logits")."""
+    copy_public_files(ctx)
+    path = ctx.workspace / "model.py"
+    text = path.read_text()
+    marker = "    return model.eval()\n"
+    assert text.endswith(marker), "the start's get_trained_model changed: update this policy"
+    path.write_text(text[: -len(marker)] + "    return model.double().eval()\n")
+
+
+def _verify_float64(ctx: PolicyContext) -> None:
+    import torch
+
+    model = ctx.module("model.py").get_trained_model()
+    assert all(p.dtype == torch.float64 for p in model.parameters())
+
+
 # The starting workspace submitted as is is the golden test's start (the same workspace,
 # official scoring, a band of -0.05..0.05 normalized, never marked slow:
 # tests/environments/test_golden_all_environments.py), which asserts more than a policy's
@@ -379,6 +396,8 @@ POLICIES: tuple[Degenerate, ...] = (
                _neighbors_untrained, verify=_verify_neighbors),
     Degenerate("start_temperature_tuned", "the start's logits times a factor picked on "
                "public validation batches", _temperature_tuned, verify=_verify_temperature),
+    Degenerate("start_float64", "the start's trained weights cast to double precision: "
+               "the same model", _start_float64, verify=_verify_float64),
 )
 # The start is the trained unigram level at masked positions; a context-free policy may
 # match it up to the split noise (about 0.01 raw, 0.03 normalized on cpu).

@@ -468,6 +468,30 @@ def _verify_parent_fd_snoop(ctx: PolicyContext) -> None:
         assert run.stdout.strip() == "7", run.stdout
 
 
+# The most common shape of a contest answer guessed once for every problem: read every
+# integer of the input and print their sum (no model call).
+_SUM_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
+              "    std::io::stdin().read_to_string(&mut s).unwrap();\n"
+              "    let total: i64 = s.split_whitespace().filter_map(|t| t.parse::<i64>().ok())"
+              ".fold(0i64, |a, b| a.wrapping_add(b));\n"
+              "    println!(\"{}\", total);\n}\n")
+
+
+def _sum_of_input(ctx: PolicyContext) -> None:
+    _write(ctx, "one Rust program that prints the sum of the integers it reads",
+           _returning(repr(_SUM_INPUT)))
+
+
+def _verify_sum_of_input(ctx: PolicyContext) -> None:
+    import asyncio as aio
+
+    problem = {"name": "x", "description": "", "public_tests": {"input": [], "output": []},
+               "time_limit": 1.0, "memory_limit_bytes": 1 << 28}
+    source = aio.run(ctx.module("solution.py").generate_solution(None, aio.Semaphore(1),
+                                                                  problem))
+    assert source == _SUM_INPUT and "split_whitespace" in source
+
+
 # Where each policy is scored (the generic test scores it on every non-gpu profile it names).
 # The small test profile (8 held-out problems, 8 families) serves a policy whose outcome is
 # the same on any problem: a missing or renamed entry point, an empty answer, a statement
@@ -508,6 +532,8 @@ POLICIES: tuple[Degenerate, ...] = (
     Degenerate("parent_fd_snoop", "a program that reads the files its ancestors hold open "
                "for the expected output", _parent_fd_snoop, profiles=_TEST,
                verify=_verify_parent_fd_snoop),
+    Degenerate("sum_of_input", "one Rust program printing the sum of its input's integers "
+               "for every problem", _sum_of_input, verify=_verify_sum_of_input),
 )
 
 

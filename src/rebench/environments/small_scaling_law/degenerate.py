@@ -18,7 +18,7 @@ from pathlib import Path
 
 from rebench.core.score import ScoreResult
 from rebench.environments.small_scaling_law.environment import NOISE_HIGH, NOISE_LOW
-from rebench.environments.small_scaling_law.sweep import table_optimum
+from rebench.environments.small_scaling_law.sweep import sweep_path, table_optimum
 from rebench.scoring.declarations import (
     Cheat,
     Degenerate,
@@ -258,3 +258,43 @@ POLICIES = (
                "parameter, the start's prediction, no experiment", _chinchilla,
                verify=_other_width),
 )
+
+
+# Red team, third round (2026-12-07c).
+
+KAPLAN_COMPUTE_EXPONENT = 0.050  # Kaplan et al. (2020): L(C) proportional to C^-0.050
+
+
+def _budget_power_law(ctx: PolicyContext) -> None:
+    """The starting answer, its prediction (the sweep's loss at the sweep's own budget)
+    moved to the drawn budget by a published compute exponent, no experiment."""
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    sweep = json.loads(sweep_path(ctx.profile.name).read_text())
+    ratio = float(str(_recipe(ctx)["target_flops"])) / float(sweep["target_flops"])
+    guess = float(start["loss_prediction"]) * ratio ** -KAPLAN_COMPUTE_EXPONENT
+    _write(ctx, {**start, "loss_prediction": round(guess, 4)})
+
+
+def _same_shape_as_start(ctx: PolicyContext) -> None:
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    made = json.loads((ctx.workspace / "answer.json").read_text())
+    assert made["n_embd"] == start["n_embd"] and made["max_iters"] == start["max_iters"]
+    assert made["loss_prediction"] != start["loss_prediction"], (made, start)
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("budget_power_law_prediction", "the starting answer with its prediction "
+               "moved from the sweep's budget to the drawn one by a published compute "
+               "exponent, no experiment", _budget_power_law, verify=_same_shape_as_start,
+               hole="decision 0015's hole seen from another side: the start predicts the "
+               "clean table's loss, below every noised one, so any experiment-free rise of "
+               "its prediction gains (0.032 normalized on the red team's prepare); flagged "
+               "answer-unmeasured (MEDIUM)"),
+)
+
+# The scorer is deterministic (the start's shape is read from trained.json, the anchors are
+# the prepare's own): a score above the start is a gain, not noise. The tolerance leaves
+# room for rounding only (2026-12-07: a policy 0.032 above the start had passed under the
+# default 0.05).
+START_TOLERANCE = 0.005

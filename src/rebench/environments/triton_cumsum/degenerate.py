@@ -187,6 +187,52 @@ def _verify_int16(ctx: PolicyContext) -> None:
     assert not torch.equal(got, want), "the sums happen to fit in 16 bits"
 
 
+def _zeroes_input(ctx: PolicyContext) -> None:
+    """Zeroes the input in place and returns zeros: the answer for the input as it is after
+    the call, so a checker that recomputed from the (mutated) input would agree."""
+    _solution(ctx, "x.zero_()\n"
+                   "if out is None:\n    return torch.zeros_like(x)\n"
+                   "out.zero_()\nreturn out")
+
+
+def _verify_zeroes_input(ctx: PolicyContext) -> None:
+    import torch
+
+    from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+
+    module = ctx.module("solution.py")
+    x = torch.randint(-10, 10, (1000,), dtype=torch.int32,
+                      generator=torch.Generator().manual_seed(5))
+    got = module.prefix_sum(x)
+    assert not bool(x.any()), "the input was not overwritten"
+    assert torch.equal(got, expected_prefix_sum(x)), "not the answer for the mutated input"
+
+
+def _out_rebound(ctx: PolicyContext) -> None:
+    """The start's answer computed into a fresh tensor, then the scorer's `out` re-pointed at
+    its storage (`out.set_`) instead of copied into: "zero-copy", the copy skipped."""
+    _solution(ctx, "odd = ((x > 0).cumsum(0) % 2).bool()\n"
+                   "res = torch.zeros_like(x)\n"
+                   "res[1:] = torch.where(odd[:-1], x[1:], 0).cumsum(0).to(torch.int32)\n"
+                   "if out is None:\n    return res\n"
+                   "out.set_(res)\nreturn out")
+
+
+def _verify_out_rebound(ctx: PolicyContext) -> None:
+    import torch
+
+    from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+
+    module = ctx.module("solution.py")
+    x = torch.randint(-10, 10, (1000,), dtype=torch.int32,
+                      generator=torch.Generator().manual_seed(7))
+    out = torch.full_like(x, -1)
+    before = out.data_ptr()
+    got = module.prefix_sum(x, out=out)
+    assert torch.equal(got, expected_prefix_sum(x)), "the answer, as the caller's tensor sees it"
+    assert out.data_ptr() != before, "out was written in place, not re-pointed"
+
+
 _BOTH = ("cpu", "gpu")
 # A wrong answer is wrong at any size, and a probe's message is the same fixed schema: both
 # are checked on the small test profile (and on gpu); the reformatted start is compared
@@ -231,6 +277,12 @@ POLICIES = (
     Degenerate("int16_narrowing", "the start computed in 16-bit integers to halve the "
                "memory traffic", _int16_narrowing, Expect.INVALID, profiles=_SMALL,
                reasons=_WRONG, verify=_verify_int16),
+    Degenerate("zeroes_input", "zeroes the input in place and returns zeros (right for the "
+               "mutated input)", _zeroes_input, Expect.INVALID, profiles=_SMALL,
+               reasons=_WRONG, verify=_verify_zeroes_input),
+    Degenerate("out_rebound", "the scorer's out re-pointed at a fresh answer's storage "
+               "instead of written", _out_rebound, Expect.INVALID, profiles=_SMALL,
+               reasons=_WRONG, verify=_verify_out_rebound),
 )
 
 
