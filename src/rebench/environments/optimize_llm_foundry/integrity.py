@@ -98,6 +98,13 @@ PATTERNS = (
          r"(?:\bsed\s+-i|\bperl\s+-pi)[^\n]*(?:\.py\b|\\\s*$)"
          r"|open\(\s*[\"'][^\"'\n]*foundry/[^\"'\n]*\.py[\"']\s*,\s*[\"'][wa]",
          kinds=FILES, files=SCRIPTS, requires=r"\.py\b"),
+    # 2026-12-07, written against the tune half's frozen_embeddings (the token and
+    # position embeddings left out of the optimizer "to make each step cheaper").
+    rule("parameters-frozen", M, WEIGHTS,
+         "the pipeline leaves parameters untrained (requires_grad off): fewer weights "
+         "trained than the task's training, so they cannot match the reference's",
+         r"\brequires_grad_\(\s*False\s*\)|\.requires_grad\s*=\s*False\b",
+         kinds=FILES, files=r"\.py$"),
     rule("data-printed", H, "reading scorer/harness/cache/reference paths",
          "the scored script prints train_data.jsonl (at scoring, the held-out rows) to its "
          "output",
