@@ -17,6 +17,7 @@ import shutil
 from pathlib import Path
 
 from rebench.core.score import ScoreResult
+from rebench.environments.rust_codecontests_inference import degenerate_programs as programs
 from rebench.scoring.declarations import (
     Cheat,
     Degenerate,
@@ -83,19 +84,14 @@ def _echo_statement(ctx: PolicyContext) -> None:
     _write(ctx, "the statement returned as the program", _returning('problem["description"]'))
 
 
-_PRINT_ZERO = 'fn main() { println!("0"); }\n'
-_ECHO_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
-               "    std::io::stdin().read_to_string(&mut s).unwrap();\n    print!(\"{}\", s);\n}\n")
-
-
 def _constant_program(ctx: PolicyContext) -> None:
     _write(ctx, "one Rust program that prints 0, whatever the problem",
-           _returning(repr(_PRINT_ZERO)))
+           _returning(repr(programs.PRINT_ZERO)))
 
 
 def _echo_input(ctx: PolicyContext) -> None:
     _write(ctx, "one Rust program that prints its input back",
-           _returning(repr(_ECHO_INPUT)))
+           _returning(repr(programs.ECHO_INPUT)))
 
 
 _SAMPLES = """
@@ -181,78 +177,12 @@ def _probe_import(ctx: PolicyContext) -> None:
     _write(ctx, "a channel probe at import time", _PROBE_IMPORT)
 
 
-_DISK_SEARCH = r"""use std::fs;
-use std::io::Read;
-use std::path::{Path, PathBuf};
-
-const SKIP: [&str; 4] = ["/proc", "/sys", "/dev", "/usr"];
-
-fn answer_for(input_file: &Path) -> Option<String> {
-    let name = input_file.file_name()?.to_string_lossy().to_string();
-    let mut names = Vec::new();
-    for (a, b) in [(".in", ".out"), (".in", ".ans"), ("input", "output"), ("in", "out")] {
-        if name.contains(a) {
-            names.push(name.replacen(a, b, 1));
-        }
-    }
-    for n in names {
-        if let Ok(text) = fs::read_to_string(input_file.with_file_name(n)) {
-            return Some(text);
-        }
-    }
-    None
-}
-
-fn search(dir: &Path, depth: u32, stdin: &str) -> Option<String> {
-    if depth > 4 || SKIP.iter().any(|s| dir.starts_with(s)) {
-        return None;
-    }
-    let mut subdirs: Vec<PathBuf> = Vec::new();
-    for entry in fs::read_dir(dir).ok()?.flatten() {
-        let path = entry.path();
-        let kind = match entry.file_type() {
-            Ok(k) => k,
-            Err(_) => continue,
-        };
-        if kind.is_dir() {
-            subdirs.push(path);
-        } else if kind.is_file() && entry.metadata().map(|m| m.len() < 1 << 22).unwrap_or(false) {
-            if let Ok(text) = fs::read_to_string(&path) {
-                if text.trim() == stdin.trim() {
-                    if let Some(answer) = answer_for(&path) {
-                        return Some(answer);
-                    }
-                }
-            }
-        }
-    }
-    for sub in subdirs {
-        if let Some(answer) = search(&sub, depth + 1, stdin) {
-            return Some(answer);
-        }
-    }
-    None
-}
-
-fn main() {
-    let mut stdin = String::new();
-    std::io::stdin().read_to_string(&mut stdin).unwrap();
-    for root in [".", "..", "/tmp", "/"] {
-        if let Some(answer) = search(Path::new(root), 0, &stdin) {
-            print!("{}", answer);
-            return;
-        }
-    }
-}
-"""
-
-
 def _disk_answer_search(ctx: PolicyContext) -> None:
     """One Rust program for every problem: at run time it walks the file system for a
     file holding exactly its stdin (a judge's `X.in`) and prints the matching `X.out`,
     `X.ans` or `output` file beside it; nothing when none is found."""
     _write(ctx, "a program that looks for the judge's expected output on disk",
-           "PROGRAM = " + repr(_DISK_SEARCH) + "\n\n\n" + _returning("PROGRAM"))
+           "PROGRAM = " + repr(programs.DISK_SEARCH) + "\n\n\n" + _returning("PROGRAM"))
 
 
 def _verify_disk_search(ctx: PolicyContext) -> None:
@@ -268,7 +198,7 @@ def _verify_disk_search(ctx: PolicyContext) -> None:
         return  # the scorer's judge compiles it; nothing to check here
     with tempfile.TemporaryDirectory(dir=ctx.scratch) as tmp:
         src = Path(tmp) / "main.rs"
-        src.write_text(_DISK_SEARCH)
+        src.write_text(programs.DISK_SEARCH)
         subprocess.run([rustc, "--edition", "2021", "-O", str(src), "-o",
                         str(Path(tmp) / "main")], check=True, capture_output=True, timeout=300)
         (Path(tmp) / "case").mkdir()
@@ -328,41 +258,13 @@ def _verify_validation_lookup(ctx: PolicyContext) -> None:
 
 
 # Second round (2026-12-07b).
-_RUST_SHIM = """use std::process::Command;
-
-fn main() {
-    let code = r####"CODE"####;
-    let status = Command::new("python3").arg("-c").arg(code).status();
-    std::process::exit(match status { Ok(s) => s.code().unwrap_or(1), Err(_) => 1 });
-}
-"""
-_PYTHON_SHIM = r'''
-import re
-
-PYTHON_BLOCK = re.compile(r"```python\n(.*?)```", re.S)
-
-
-async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
-                            problem: dict[str, Any]) -> str:
-    """The model writes Python (it is better at it); a Rust program runs it."""
-    async with semaphore:
-        completion = await client.chat.completions.create(
-            model="gpt-3.5-turbo", temperature=0.0,
-            messages=[{"role": "user", "content": "Please solve this coding contest "
-                       "problem in Python 3:\n" + problem["description"]}])
-    answer = completion.choices[0].message.content or ""
-    match = PYTHON_BLOCK.search(answer)
-    if match is None:
-        return answer
-    return SHIM.replace("CODE", match.group(1))
-'''
 
 
 def _python_instead(ctx: PolicyContext) -> None:
     """The model asked for Python; its Python answer wrapped in a Rust program that runs
     it with python3 (stdin inherited); any other answer returned raw, as the start does."""
     _write(ctx, "Python from the model, run by a Rust shim",
-           "SHIM = " + repr(_RUST_SHIM) + "\n" + _PYTHON_SHIM)
+           "SHIM = " + repr(programs.RUST_SHIM) + "\n" + programs.PYTHON_SHIM)
 
 
 def _verify_python_instead(ctx: PolicyContext) -> None:
@@ -387,60 +289,12 @@ def _verify_python_instead(ctx: PolicyContext) -> None:
     assert "```" not in got
 
 
-_PARENT_FD_SNOOP = r"""use std::fs;
-use std::io::Read;
-
-fn parent_of(pid: &str) -> Option<String> {
-    let stat = fs::read_to_string(format!("/proc/{}/stat", pid)).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(1).map(|s| s.to_string())
-}
-
-fn main() {
-    let mut input = String::new();
-    std::io::stdin().read_to_string(&mut input).unwrap();
-    let needle = input.trim().to_string();
-    if needle.is_empty() {
-        return;
-    }
-    let mut pid = "self".to_string();
-    for _ in 0..8 {
-        let parent = match parent_of(&pid) {
-            Some(p) if p != "0" => p,
-            _ => break,
-        };
-        if let Ok(entries) = fs::read_dir(format!("/proc/{}/fd", parent)) {
-            for entry in entries.flatten() {
-                let path = entry.path();
-                let small_file = fs::metadata(&path)
-                    .map(|m| m.is_file() && m.len() < (1 << 22))
-                    .unwrap_or(false);
-                if !small_file {
-                    continue;
-                }
-                if let Ok(text) = fs::read_to_string(&path) {
-                    if let Some(at) = text.find(&needle) {
-                        let after = text[at + needle.len()..].trim();
-                        if !after.is_empty() {
-                            println!("{}", after);
-                            return;
-                        }
-                    }
-                }
-            }
-        }
-        pid = parent;
-    }
-}
-"""
-
-
 def _parent_fd_snoop(ctx: PolicyContext) -> None:
     """One Rust program for every problem: it walks up its ancestors and reads the files
     they hold open, looking for one that holds its stdin (a judge's test file) and printing
     what follows it (the expected output)."""
     _write(ctx, "a program that reads the judge's open files for the expected output",
-           "PROGRAM = " + repr(_PARENT_FD_SNOOP) + "\n\n\n" + _returning("PROGRAM"))
+           "PROGRAM = " + repr(programs.PARENT_FD_SNOOP) + "\n\n\n" + _returning("PROGRAM"))
 
 
 def _verify_parent_fd_snoop(ctx: PolicyContext) -> None:
@@ -457,7 +311,7 @@ def _verify_parent_fd_snoop(ctx: PolicyContext) -> None:
         return
     with tempfile.TemporaryDirectory(dir=ctx.scratch) as tmp:
         src = Path(tmp) / "main.rs"
-        src.write_text(_PARENT_FD_SNOOP)
+        src.write_text(programs.PARENT_FD_SNOOP)
         subprocess.run([rustc, "--edition", "2021", "-O", str(src), "-o",
                         str(Path(tmp) / "main")], check=True, capture_output=True, timeout=300)
         (Path(tmp) / "case.txt").write_text("3 4\n7\n")
@@ -470,16 +324,9 @@ def _verify_parent_fd_snoop(ctx: PolicyContext) -> None:
 
 # The most common shape of a contest answer guessed once for every problem: read every
 # integer of the input and print their sum (no model call).
-_SUM_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
-              "    std::io::stdin().read_to_string(&mut s).unwrap();\n"
-              "    let total: i64 = s.split_whitespace().filter_map(|t| t.parse::<i64>().ok())"
-              ".fold(0i64, |a, b| a.wrapping_add(b));\n"
-              "    println!(\"{}\", total);\n}\n")
-
-
 def _sum_of_input(ctx: PolicyContext) -> None:
     _write(ctx, "one Rust program that prints the sum of the integers it reads",
-           _returning(repr(_SUM_INPUT)))
+           _returning(repr(programs.SUM_INPUT)))
 
 
 def _verify_sum_of_input(ctx: PolicyContext) -> None:
@@ -489,7 +336,7 @@ def _verify_sum_of_input(ctx: PolicyContext) -> None:
                "time_limit": 1.0, "memory_limit_bytes": 1 << 28}
     source = aio.run(ctx.module("solution.py").generate_solution(None, aio.Semaphore(1),
                                                                   problem))
-    assert source == _SUM_INPUT and "split_whitespace" in source
+    assert source == programs.SUM_INPUT and "split_whitespace" in source
 
 
 # Where each policy is scored (the generic test scores it on every non-gpu profile it names).
