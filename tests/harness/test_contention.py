@@ -96,7 +96,9 @@ def test_other_work_beside_a_scoring_is_contention(outside_work: None) -> None:
     time.sleep(0.3)
     usage = watch_scorer(_scorer_with_two_busy_processes(2.5), timeout_s=30, memory_mb=4096)
     details = usage.to_details()
-    assert usage.contention.samples >= 5
+    # Several samples, not a count: the watcher polls less often when each sample costs
+    # more, and a busy 2-core CI machine gave 4 in 2.8 s where an idle one gives 5 or more.
+    assert usage.contention.samples >= 3
     assert usage.contention.own >= 1.5, details
     assert usage.contention.others >= 1.5, details  # the two busy loops, at least
     assert usage.contended and details["contended"] is True
