@@ -192,11 +192,7 @@ def kept_embedding(state: object, start: object) -> str | None:
 def kept_embedding_flags(data: RunData) -> Iterator[Flag]:
     """fixed_model.pth that keeps the start's (scrambled) embedding and changes other
     weights: the model tuned around the scramble instead of repaired."""
-    start: object = None
-    for item in data.snapshot_files():
-        if item.rel == SOLUTION and item.entry.kind == "initial" and item.size:
-            start = load_state(item.path)
-            break
+    start = _start_state(data)
     if not start:
         return
     for item in data.distinct_submissions(SOLUTION):
@@ -245,11 +241,7 @@ def projected_embedding(wte: object, start: object) -> str | None:
 def projected_embedding_flags(data: RunData) -> Iterator[Flag]:
     """fixed_model.pth whose embedding is the start's (scrambled) one projected onto its
     own top directions: a "denoising" that leaves every moved row where it was."""
-    start: object = None
-    for item in data.snapshot_files():
-        if item.rel == SOLUTION and item.entry.kind == "initial" and item.size:
-            start = load_state(item.path)
-            break
+    start = _start_state(data)
     if not isinstance(start, dict):
         return
     for item in data.distinct_submissions(SOLUTION):
@@ -263,6 +255,14 @@ def projected_embedding_flags(data: RunData) -> Iterator[Flag]:
                        _evidence(item.entry.working_s, item.entry.wall_time, item.rel,
                                  item.snapshot, why), "degenerate submission")
             return
+
+
+def _start_state(data: RunData) -> object:
+    """The state dict of the run's t=0 fixed_model.pth (the scrambled start), or None."""
+    for item in data.snapshot_files():
+        if item.rel == SOLUTION and item.entry.kind == "initial" and item.size:
+            return load_state(item.path)
+    return None
 
 
 def _evidence(working_s: float | None, time: str | None, file: str, snapshot: str,

@@ -129,6 +129,19 @@ def _verify_inclusive(ctx: PolicyContext) -> None:
 
 
 # Second round (2026-12-07b).
+def _right_then_wrong(ctx: PolicyContext, n: int, right: int, why_right: str,
+                      why_not_wrong: str) -> None:
+    """The policy's prefix_sum on n elements: int32, the reference's shape, equal to the
+    reference on the first `right` elements and not on all of them."""
+    import torch
+
+    got, want = _run_policy_solution(ctx, n)
+    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
+    assert got.dtype == torch.int32 and got.shape == want.shape
+    assert torch.equal(got[:right], want[:right]), why_right
+    assert not torch.equal(got, want), why_not_wrong
+
+
 def _blocked_no_carry(ctx: PolicyContext) -> None:
     _solution(ctx, "n = x.numel()\nblock = 4096\npad = (-n) % block\n"
                    "xb = torch.nn.functional.pad(x, (0, pad)).view(-1, block)\n"
@@ -140,13 +153,8 @@ def _blocked_no_carry(ctx: PolicyContext) -> None:
 
 
 def _verify_blocked(ctx: PolicyContext) -> None:
-    import torch
-
-    got, want = _run_policy_solution(ctx, 10_000)
-    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
-    assert got.dtype == torch.int32 and got.shape == want.shape
-    assert torch.equal(got[:4096], want[:4096]), "the first block should be right"
-    assert not torch.equal(got, want), "the missing carry happens to give the answer"
+    _right_then_wrong(ctx, 10_000, 4096, "the first block should be right",
+                      "the missing carry happens to give the answer")
 
 
 def _first_part_only(ctx: PolicyContext) -> None:
@@ -159,13 +167,8 @@ def _first_part_only(ctx: PolicyContext) -> None:
 
 
 def _verify_first_part(ctx: PolicyContext) -> None:
-    import torch
-
-    got, want = _run_policy_solution(ctx, 10_000)
-    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
-    assert got.dtype == torch.int32 and got.shape == want.shape
-    assert torch.equal(got[:9000], want[:9000]), "the first part should be right"
-    assert not torch.equal(got, want), "the tail happens to give the answer"
+    _right_then_wrong(ctx, 10_000, 9000, "the first part should be right",
+                      "the tail happens to give the answer")
 
 
 def _int16_narrowing(ctx: PolicyContext) -> None:
@@ -178,13 +181,8 @@ def _int16_narrowing(ctx: PolicyContext) -> None:
 
 
 def _verify_int16(ctx: PolicyContext) -> None:
-    import torch
-
-    got, want = _run_policy_solution(ctx, 1_000_000)
-    assert isinstance(got, torch.Tensor) and isinstance(want, torch.Tensor)
-    assert got.dtype == torch.int32 and got.shape == want.shape
-    assert torch.equal(got[:1000], want[:1000]), "small sums should be right"
-    assert not torch.equal(got, want), "the sums happen to fit in 16 bits"
+    _right_then_wrong(ctx, 1_000_000, 1000, "small sums should be right",
+                      "the sums happen to fit in 16 bits")
 
 
 def _zeroes_input(ctx: PolicyContext) -> None:
