@@ -212,6 +212,19 @@ def one_response_model() -> list[Action]:
     return _base_model_edit(_one_token)
 
 
+def _sharpened(state: dict[str, torch.Tensor]) -> None:
+    """The final layer norm scaled up: nearly greedy sampling, no judge and no training."""
+    state["transformer.ln_f.weight"].mul_(4.0)
+    state["transformer.ln_f.bias"].mul_(4.0)
+
+
+def unjudged_model(judge_first: bool = False, edit: bool = True) -> list[Action]:
+    """model.pth: the base model sharpened (or re-saved unchanged, `edit=False`), in a run
+    that asks the judge nothing (weights-unjudged) or, `judge_first`, one call first."""
+    probe = [judge_call({"comparisons": [CHAT_ITEM]})] if judge_first else []
+    return [*probe, *_base_model_edit(_sharpened if edit else lambda state: None)]
+
+
 def kept_embedding_model() -> list[Action]:
     """fixed_model.pth: the start's (the corrupted model's) embedding kept but for one
     column, which with the final norm carries a constant output bias (embedding-kept)."""
