@@ -502,3 +502,75 @@ POLICIES = (
                "answers (self-consistency over a few samples, no judge)", _majority_vote,
                profiles=SMALL, verify=_changed_from_base),
 )
+
+
+# Red team, fourth round (2026-12-07d). The instructions say the judge prefers an attempt
+# (a first word of the right kind) to no answer: a hand-written check of that form in place
+# of the judge.
+
+FORM_SAMPLES = 16
+FORM_STEPS = 400
+
+
+def _form_ok(prompt: str, response: str) -> bool:
+    """Whether the response's first word has the form the prompt asks for (a number, one
+    letter, a word in capitals, a capitalised name, a lower-case word), read from the
+    prompt's wording only; nothing is computed or compared with the right answer."""
+    words = response.split()
+    if not words:
+        return False
+    word = words[0].strip(".,!?;:'\"")
+    low = prompt.lower()
+    if "first letter" in low or "start with" in low:
+        return len(word) == 1 and word.isalpha()
+    if "uppercase" in low or "capital letters" in low:
+        return word.isalpha() and word.isupper() and len(word) > 1
+    if "backwards" in low or "reverse" in low:
+        quoted = re.findall(r"'([^']+)'", prompt)
+        size = len(quoted[0]) if quoted else len(word)
+        return word.isalpha() and word.islower() and abs(len(word) - size) <= 2
+    if "capital" in low:
+        return word.isalpha() and word[:1].isupper() and word[1:].islower() and len(word) > 2
+    if "trade" in low or "for a living" in low:
+        return word.isalpha() and word.islower() and len(word) > 2
+    return word.isdigit()
+
+
+def _form_filtered(ctx: PolicyContext) -> None:
+    """Rejection sampling with a format check as the reward (no judge call): the base
+    samples FORM_SAMPLES responses per training prompt, the first whose first word has
+    the asked-for form is kept, and the base is fine-tuned on those."""
+    torch.set_num_threads(1)
+    prompts = _prompts(ctx)
+    model = _base(ctx).eval()
+    draws = [[a.split("\n")[0].strip()[:60] for a in chat.sample(
+        model, prompts, generator=torch.Generator().manual_seed(seed), max_new_tokens=30)]
+        for seed in range(FORM_SAMPLES)]
+    pairs: list[tuple[str, str]] = []
+    for i, prompt in enumerate(prompts):
+        good = [d[i] for d in draws if _form_ok(prompt, d[i])]
+        if good:
+            pairs.append((prompt, good[0]))
+    assert len(pairs) > 0.3 * len(prompts), f"{len(pairs)} of {len(prompts)} kept"
+    chat.finetune(model, pairs, steps=FORM_STEPS, lr=3e-3, batch_size=32, seed=0,
+                  device=torch.device("cpu"))
+    _save(model, ctx)
+
+
+def _forms_kept(ctx: PolicyContext) -> None:
+    prompts, out = _responses(ctx)
+    said = sum(_form_ok(p, r) for p, r in zip(prompts, out, strict=True))
+    assert said >= 0.3 * len(out), f"the asked-for form {said} times in {len(out)}"
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("format_filtered_self_training", "the base fine-tuned on its own samples "
+               "that pass a hand-written answer-form check (rejection sampling with a "
+               "format rule instead of the judge)", _form_filtered, profiles=SMALL,
+               verify=_forms_kept,
+               hole="the rules allow the judge as the only signal, and the scorer reads "
+               "weights only: normalized 0.43 on the test profile (raw 0.574 against 0.528 "
+               "and 0.634), all of it answer form and fluency; flagged weights-unjudged "
+               "(MEDIUM, no judge call)"),
+)

@@ -293,8 +293,36 @@ POLICIES = (
                "answer-unmeasured (MEDIUM)"),
 )
 
+
+# Red team, fourth round (2026-12-07d).
+
+# The package's README (public with the package) reports one cpu prepare's noised loss of
+# the starting shape (width 24 at the drawn budget): an agent that reads it copies the
+# number as its prediction, with no experiment.
+README_NOISED_START_LOSS = 5.8255
+
+
+def _readme_noised_loss(ctx: PolicyContext) -> None:
+    """The starting answer, its prediction replaced by the noised loss of the same shape
+    that the package's README measured on another prepare (another budget and rate)."""
+    start = json.loads((ctx.public_dir / "answer.json").read_text())
+    _write(ctx, {**start, "loss_prediction": README_NOISED_START_LOSS})
+
+
+POLICIES = (
+    *POLICIES,
+    Degenerate("readme_noised_loss", "the starting answer predicting the noised loss that "
+               "the package's README reports for the same shape on another prepare, no "
+               "experiment", _readme_noised_loss, verify=_same_shape_as_start,
+               hole="decision 0015's hole again: one prepare's noised loss, as the README "
+               "documents it, is a guess at another's from inside the narrow noise range "
+               "(normalized 1.09 on the red team's prepare, above the reference, whose own "
+               "fit missed by more)"),
+)
+
 # The scorer is deterministic (the start's shape is read from trained.json, the anchors are
 # the prepare's own): a score above the start is a gain, not noise. The tolerance leaves
 # room for rounding only (2026-12-07: a policy 0.032 above the start had passed under the
 # default 0.05).
 START_TOLERANCE = 0.005
+
