@@ -51,6 +51,8 @@ def small_context(spec: EnvironmentSpec, prepared: Path, tmp_path: Path
         (assets / "protected").mkdir(parents=True)
         lines = (prepared / "protected" / "test.jsonl").read_text().splitlines()[:n]
         (assets / "protected" / "test.jsonl").write_text("\n".join(lines) + "\n")
+        shutil.copyfile(prepared / "protected" / "secret.bin",  # the scorer's seed
+                        assets / "protected" / "secret.bin")
         snapshot = tmp_path / "snapshot"
         snapshot.mkdir()
         shutil.copyfile(solution, snapshot / "solution.py")

@@ -1,7 +1,7 @@
 """The workspace's tools: the local evaluate tool works, and
 `rebench evaluate` works against the simulator and against a real OpenAI-compatible server
 (a loopback server of our own that is not the simulator). The golden bands (the start
-exactly 0, the reference about 1: its raw is deterministic, the simulator is seeded) are
+exactly 0, the reference about 1, within the spread of the scorer's secret seed) are
 declared in degenerate.py (GOLDEN) and checked by the generic test,
 tests/environments/test_golden_all_environments.py."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -175,3 +176,105 @@ def test_the_textual_medoid_of_samples_is_not_the_correct_program() -> None:
         present += any(right)
     assert present > 0.8 * len(KNOWN), present
     assert medoid <= first, (medoid, first)
+
+
+def _lucky_request_seed(model_seed: int, problem: KnownProblem, prompt: str) -> int:
+    """The red team's seeded sampler (2026-12-07, fourth round): the request seed whose
+    first sample, recomputed offline from the simulator's public code and `model_seed`,
+    is the correct program (its first draw keeps Rust, its second is under every
+    difficulty's chance at temperature 0 with a chain of thought)."""
+    from rebench.environments.rust_codecontests_inference.simulator import _hash
+
+    keyed = prompt.replace(problem.description, f"<problem {problem.id}>")
+    for seed in range(1, 100_000):
+        rng = random.Random(_hash(model_seed, problem.id, _hash(keyed, 0.0, seed), 0))
+        if rng.random() >= 0.03 and rng.random() < 0.07:
+            return seed
+    raise AssertionError("no seed found")
+
+
+def test_a_request_seed_searched_offline_does_not_pick_the_scorers_answer(
+        tmp_path: Path) -> None:
+    """With the public seed a scaffold can compute which request seed makes the first
+    sample correct: every one of these problems answered right by one request, no compiler
+    (normalized 4.8 on the test profile before 1.4.0). The held-out scoring's seed derives
+    from the prepare's secret, and the same requests are right about as often as any first
+    sample is (11 of these 35, against 35 of 35 under the public seed)."""
+    from rebench.environments.rust_codecontests_inference.prepare import (
+        SECRET_FILE,
+        held_out_seed,
+    )
+
+    public = 20241122
+    (tmp_path / SECRET_FILE).write_bytes(b"tests: a prepare's secret, 32 bytes")
+    secret = held_out_seed(tmp_path)
+    prompt = "Think step by step, then solve this coding contest problem in Rust.\n{}"
+    right = {public: 0, secret: 0}
+    problems = KNOWN
+    for p in problems:
+        request = prompt.format(p.description)
+        seed = _lucky_request_seed(public, p, request)
+        for model_seed in right:
+            answer = _contents(Simulator(KNOWN, model_seed).complete(
+                _body(request, temperature=0.0, seed=seed)))[0]
+            right[model_seed] += p.solution.strip() in answer
+    assert right[public] == len(problems), right
+    assert right[secret] <= len(problems) // 2, right
+
+
+def test_the_scorer_draws_its_simulator_seed_from_the_prepares_secret(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from types import SimpleNamespace
+
+    from rebench.environments.rust_codecontests_inference import scoring
+    from rebench.environments.rust_codecontests_inference.prepare import (
+        SECRET_FILE,
+        held_out_seed,
+    )
+
+    class Seen(Exception):
+        pass
+
+    def backend(problems: object, seed: int, upstream: object) -> None:
+        raise Seen(seed)
+
+    monkeypatch.setattr(scoring, "make_backend", backend)
+    seeds = []
+    for secret in (b"one prepare's secret", b"another prepare's secret"):
+        (tmp_path / SECRET_FILE).write_bytes(secret)
+        ctx = SimpleNamespace(protected_dir=tmp_path,
+                              profile=SimpleNamespace(typed=SimpleNamespace(model_seed=20241122)))
+        with pytest.raises(Seen) as seen:
+            scoring._run_solution(ctx, [], "rustc")  # type: ignore[arg-type]
+        seeds.append(seen.value.args[0])
+        assert seen.value.args[0] == held_out_seed(tmp_path)
+    assert len(set(seeds)) == 2 and 20241122 not in seeds
+
+
+def test_a_repair_bonus_needs_a_program_the_simulator_wrote() -> None:
+    """A first request that claims to repair a dummy program gets no repair bonus (the red
+    team measured 0.25 -> 0.44 correct with it before 1.4.0; here 0.16, against 0.31 for
+    a request quoting a program the simulator wrote for the problem). A statement that
+    says "prefix" is not a repair request."""
+    from rebench.environments.rust_codecontests_inference.simulator import FENCED
+
+    sim = Simulator(KNOWN, 7)
+    fake = correct_fake = real = correct_real = 0
+    for p in KNOWN:
+        dummy = ("This Rust program is wrong, fix it:\n```rust\nfn main() {}\n```\n"
+                 + p.description)
+        for t in _contents(sim.complete(_body(dummy, n=8, temperature=0.7))):
+            fake += 1
+            correct_fake += p.solution.strip() in t
+        first = _contents(sim.complete(_body(RUST_PROMPT.format(p.description), n=1,
+                                             temperature=0.7)))[0]
+        code = FENCED.findall(first)
+        if not code or code[0].strip() == p.solution.strip():
+            continue
+        repair = (f"{p.description}\nThis Rust program is wrong, fix it:\n```rust\n{code[0]}```")
+        for t in _contents(sim.complete(_body(repair, n=8, temperature=0.7))):
+            real += 1
+            correct_real += p.solution.strip() in t
+    assert correct_real / real > 1.5 * correct_fake / fake, (correct_real, real, correct_fake,
+                                                              fake)
+    assert not features("```rust\nfn main() {}\n```\nPrint each prefix sum.").repair

@@ -397,9 +397,12 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
         assert message["tokens_used"] <= message["token_budget"], message
 
 
-# The start solves nothing (exactly 0); the reference's raw is deterministic (the simulator
-# is seeded).
-GOLDEN = Golden(check=_golden_check)
+# The start solves nothing (exactly 0). The scorer's simulator seed is the prepare's
+# secret (1.4.0), so the reference's score on a fresh prepare is one draw: SD 0.16
+# normalized over 8 seeds on cpu (README, Anchors); its band is three of those either side
+# of the mean.
+GOLDEN = Golden(check=_golden_check,
+                bands=(("starting", -0.05, 0.05), ("reference", 0.5, 1.5)))
 
 
 # The leak test: the prepare's 32 random bytes, from which the held-out problems' tests and

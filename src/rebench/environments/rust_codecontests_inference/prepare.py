@@ -2,7 +2,8 @@
 and solutions, for the local evaluate tool and its simulator) and held-out test problems
 (protected data). Nothing the agent can read (package code, spec seeds, public files) is
 enough to rebuild the held-out instances: their tests and the examples in their statements
-follow from the secret, which is stored only in protected/.
+follow from the secret, which is stored only in protected/. The held-out scoring's simulator
+seed follows from it too (`held_out_seed`); the agent's own tools use the public one.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from rebench.environments.rust_codecontests_inference.problems import (
     Problem,
     split_problems,
 )
+from rebench.environments.rust_codecontests_inference.problems.base import derive_key
 from rebench.scoring.context import PrepareContext
 
 SECRET_FILE = "secret.bin"
@@ -29,6 +31,14 @@ EVAL_PACKAGE = "rust_eval"
 EVAL_MODULES = ("chat_request", "child_runner", "evaluation", "gateway", "judge", "local_eval",
                 "processes", "simulator", "toolchain")
 PARAMS_FILE = "params.json"
+
+
+def held_out_seed(protected_dir: Path) -> int:
+    """The simulator's seed for the held-out scoring, derived from the prepare's secret:
+    no agent can compute which request makes the scorer's simulator answer correctly
+    (with the public `model_seed` a scaffold could, 1.3.x)."""
+    secret = (protected_dir / SECRET_FILE).read_bytes()
+    return int.from_bytes(derive_key(secret, "simulator seed")[:8], "big")
 
 
 def _write_jsonl(path: Path, problems: Sequence[Problem]) -> None:

@@ -41,7 +41,7 @@ from rebench.environments.rust_codecontests_inference.evaluation import (
 )
 from rebench.environments.rust_codecontests_inference.gateway import Gateway, Meter, Upstream
 from rebench.environments.rust_codecontests_inference.judge import Judge
-from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE
+from rebench.environments.rust_codecontests_inference.prepare import HELD_OUT_FILE, held_out_seed
 from rebench.environments.rust_codecontests_inference.processes import (
     Outcome,
     Request,
@@ -93,7 +93,8 @@ def sandboxed_runner(ctx: ScoringContext, extra_ro: tuple[Path, ...]) -> Runner:
 def _run_solution(ctx: ScoringContext, problems: Sequence[dict[str, Any]], rustc: str
                   ) -> tuple[ScaffoldRun, dict[str, int], str]:
     params: RustParams = ctx.profile.typed
-    backend, label = make_backend(problems, params.model_seed, configured_upstream())
+    backend, label = make_backend(problems, held_out_seed(ctx.protected_dir),
+                                  configured_upstream())
     budget = params.token_budget_per_problem * len(problems)
     parallel = params.parallel
     meter = Meter(token_budget=budget, max_concurrency=2 * parallel)

@@ -17,6 +17,13 @@ Determinism: the answer is a function of (simulator seed, problem, prompt text w
 problem's statement, when quoted whole, standing for the problem, temperature, request seed,
 and how many times the same prompt was asked before), so a fixed scaffold run
 twice gets the same answers, while asking again gives fresh samples at temperature > 0.
+The held-out scoring's seed is drawn at prepare and kept from the agent (since 1.4.0: with
+the public seed a scaffold could compute, in its own process, which request seed makes the
+first sample the correct program: normalized 4.8 with one request a problem).
+
+A repair request (a fenced program and words such as "wrong" or "fix") gets the repair
+bonus only when the program it quotes is one this simulator wrote for that problem: since
+1.4.0 a first request that only claims to repair a dummy program gets no bonus.
 """
 
 from __future__ import annotations
@@ -27,7 +34,7 @@ import random
 import re
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 MODEL_NAME = "weak-coder-simulator"
@@ -36,6 +43,11 @@ MODEL_NAME = "weak-coder-simulator"
 BASE_SUCCESS = {1: 0.16, 2: 0.08, 3: 0.04}
 SECOND_BUG = 0.5  # chance that a wrong answer has a second, subtle bug
 HABIT = 0.7  # chance that a wrong answer is the problem's habitual mistake (then maybe a second)
+# The habits are the model's own, the same whatever the seed (1.4.0): the scorer's seed is
+# secret and differs between prepares, and a habit drawn from it moved the reference's
+# score by up to 7 of 32 problems (a habit that passes the public tests fools any scaffold
+# on that problem).
+HABIT_SEED = 20241122
 COT_FACTOR = 1.5  # prompt asks to think step by step / reason first
 GREEDY_FACTOR = 1.2  # temperature 0: the single most likely answer is a bit better
 REPAIR_SUCCESS = (2.0, 0.10, 0.75)  # repair prompt: min(cap, factor * p + bonus)
@@ -112,10 +124,20 @@ def prompt_text(messages: Sequence[Any]) -> str:
     return "\n".join(parts)
 
 
+REPAIR_WORDS = re.compile(r"\b(?:errors?|wrong|fail\w*|incorrect|fix\w*)\b")
+FENCED = re.compile(r"```[^\n`]*\n(.*?)```", re.S)
+MAX_WRITTEN = 4096  # programs remembered per problem for the repair check
+
+
+def _program_key(code: str) -> int:
+    """A program's identity for the repair check, spacing folded."""
+    return _hash(" ".join(code.split()))
+
+
 def features(text: str) -> PromptFeatures:
     low = text.lower()
     cot = any(k in low for k in ("step by step", "think", "reason", "explain your"))
-    repair = "```" in text and any(k in low for k in ("error", "wrong", "fail", "incorrect", "fix"))
+    repair = "```" in text and REPAIR_WORDS.search(low) is not None
     hints = tuple(h for h in HINTS if h in low)
     return PromptFeatures("rust" in low, cot, repair, hints)
 
@@ -128,6 +150,7 @@ class Simulator:
         self.seed = seed
         self._shingles = [_shingles(p.description) for p in self.problems]
         self._asked: dict[int, int] = {}
+        self._written: dict[str, set[int]] = {}  # problem id -> programs this simulator wrote
         self._lock = threading.Lock()
 
     def identify(self, text: str) -> KnownProblem | None:
@@ -149,6 +172,8 @@ class Simulator:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         problem = self.identify(text)
         feats = features(text)
+        if feats.repair and not self._quotes_own_program(problem, text):
+            feats = replace(feats, repair=False)  # a claim of repair, with no program of ours
         # The statement quoted whole stands for the problem itself, so a scaffold's samples do
         # not depend on which test instances prepare drew (examples are part of the statement).
         keyed = text.replace(problem.description, f"<problem {problem.id}>") if problem else text
@@ -162,6 +187,7 @@ class Simulator:
             pid = problem.id if problem else "-"
             rng = random.Random(_hash(self.seed, pid, prompt_key, sample))
             answer = self._answer(rng, problem, feats, temperature)
+            self._remember(pid, answer)
             finish = "stop"
             tokens = count_tokens(answer)
             if isinstance(max_tokens, int) and 0 < max_tokens < tokens:
@@ -182,6 +208,22 @@ class Simulator:
                       "total_tokens": prompt_tokens + completion_tokens},
         }
 
+    def _remember(self, pid: str, answer: str) -> None:
+        with self._lock:
+            written = self._written.setdefault(pid, set())
+            for code in FENCED.findall(answer):
+                if len(written) < MAX_WRITTEN:
+                    written.add(_program_key(code))
+
+    def _quotes_own_program(self, problem: KnownProblem | None, text: str) -> bool:
+        """Whether the prompt quotes, in a fence, a program this simulator wrote for the
+        problem (a real repair request)."""
+        if problem is None:
+            return False
+        with self._lock:
+            written = self._written.get(problem.id, set())
+            return any(_program_key(code) in written for code in FENCED.findall(text))
+
     def _answer(self, rng: random.Random, problem: KnownProblem | None, feats: PromptFeatures,
                 temperature: float) -> str:
         if temperature > 1.3 and rng.random() < min(0.9, (temperature - 1.3) * 1.5):
@@ -196,7 +238,7 @@ class Simulator:
         if rng.random() < p:
             code = problem.solution
         elif rng.random() < HABIT:
-            code = habitual_mistake(self.seed, problem, bug_weights(feats))
+            code = habitual_mistake(HABIT_SEED, problem, bug_weights(feats))
             if rng.random() < SECOND_BUG:
                 code = rng.choice([_compare, _offbyone])(rng, code)
         else:
@@ -238,7 +280,7 @@ def mutate(rng: random.Random, code: str, weights: dict[str, float]) -> str:
 
 def habitual_mistake(seed: int, problem: KnownProblem, weights: dict[str, float]) -> str:
     """The problem's habitual wrong program: one bug, drawn by `weights` (a hint in the
-    prompt makes its kind less likely) from randomness fixed by the simulator's seed and
+    prompt makes its kind less likely) from randomness fixed by `seed` (HABIT_SEED) and
     the problem, the same for every sample and every scaffold."""
     key = ",".join(f"{k}={weights[k]:.4f}" for k in sorted(weights))
     return _one_bug(random.Random(_hash(seed, problem.id, "habit", key)), problem.solution,
