@@ -43,10 +43,10 @@ MODEL_NAME = "weak-coder-simulator"
 BASE_SUCCESS = {1: 0.16, 2: 0.08, 3: 0.04}
 SECOND_BUG = 0.5  # chance that a wrong answer has a second, subtle bug
 HABIT = 0.7  # chance that a wrong answer is the problem's habitual mistake (then maybe a second)
-# The habits are the model's own, the same whatever the seed (1.4.0): the scorer's seed is
-# secret and differs between prepares, and a habit drawn from it moved the reference's
-# score by up to 7 of 32 problems (a habit that passes the public tests fools any scaffold
-# on that problem).
+# The habits are the model's own, the same whatever the sampling seed (1.4.0): a model's
+# usual mistake on a problem is a property of the model and the problem. (Keying them on
+# the problem alone did not narrow the reference's spread over the scorer's secret seeds:
+# 12 to 20 of 32 either way, README's Anchors.)
 HABIT_SEED = 20241122
 COT_FACTOR = 1.5  # prompt asks to think step by step / reason first
 GREEDY_FACTOR = 1.2  # temperature 0: the single most likely answer is a bit better
