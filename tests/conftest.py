@@ -10,7 +10,14 @@ from typing import Any
 
 import pytest
 from env_bench import FIXTURE_ENVIRONMENTS, EnvBench
+from hypothesis import settings
 from suite_split import environment_of_nodeid, is_timing, timing_environments
+
+# Property tests check properties, not speed: no per-example deadline (hypothesis's default
+# 200 ms failed tests/core/test_normalize.py on the 2-core machine under the suite's own
+# load, 2026-12-07). Speed belongs in benchmarks/.
+settings.register_profile("rebench", deadline=None)
+settings.load_profile("rebench")
 
 # `make test-fast` (REBENCH_TEST_TIER=fast): no environment is prepared but those whose cpu
 # prepare takes a second; a test that needs another prepare is skipped with the reason
