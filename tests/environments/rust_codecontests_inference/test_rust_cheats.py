@@ -65,7 +65,10 @@ def test_starting_solution_file_is_the_environment_s(small_context: Callable[...
                                                      ) -> None:
     result = scoring.score(small_context(ENV_DIR / "starting" / "solution.py"))
     assert result.raw == 0.0
-    assert result.details["verdicts"] == {"compile_error": 3}
+    # The model's whole answer as the program: prose does not compile, and the odd answer
+    # in C++ (`#include`) is refused before compiling; which one, the scorer's seed decides.
+    verdicts = result.details["verdicts"]
+    assert set(verdicts) <= {"compile_error", "forbidden"} and sum(verdicts.values()) == 3
     assert "SIMULATED" in result.details["model"]
 
 

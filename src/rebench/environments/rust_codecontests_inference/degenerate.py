@@ -390,8 +390,10 @@ def _golden_check(solution: str, result: ScoreResult, snapshot: Path) -> None:
     assert result.message == {"valid": True, "fraction_solved": round(result.raw, 4),
                               "solved": round(result.raw * 32), "problems": 32}
     message = {**result.details, **result.details["scorer_message"]}
-    if solution == "starting":
-        assert message["verdicts"] == {"compile_error": 32}, message["verdicts"]
+    if solution == "starting":  # prose never compiles; a C++ answer's #include is refused
+        verdicts = message["verdicts"]
+        assert set(verdicts) <= {"compile_error", "forbidden"}, verdicts
+        assert sum(verdicts.values()) == 32, verdicts
     elif solution == "reference":
         assert message["fraction_solved"] < 0.7, message
         assert message["tokens_used"] <= message["token_budget"], message
