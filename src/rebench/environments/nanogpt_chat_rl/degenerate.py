@@ -457,6 +457,14 @@ def _first_word(response: str) -> str:
     return words[0].strip(".,!?;:'\"").lower() if words else ""
 
 
+def _first_lines(model: GPT, prompts: list[str], samples: int) -> list[list[str]]:
+    """`samples` draws (seeds 0, 1, ...) of the model's first response line to each prompt
+    (at most 60 characters): draws[seed][prompt]."""
+    return [[a.split("\n")[0].strip()[:60] for a in chat.sample(
+        model, prompts, generator=torch.Generator().manual_seed(seed), max_new_tokens=30)]
+        for seed in range(samples)]
+
+
 def _majority_vote(ctx: PolicyContext) -> None:
     """Self-consistency, no judge call: the base samples VOTE_SAMPLES responses to each
     training prompt, the most frequent first word (the answer) is taken as right where at
@@ -464,10 +472,7 @@ def _majority_vote(ctx: PolicyContext) -> None:
     from collections import Counter
 
     prompts = _prompts(ctx)
-    model = _base(ctx).eval()
-    draws = [[a.split("\n")[0].strip()[:60] for a in chat.sample(
-        model, prompts, generator=torch.Generator().manual_seed(seed), max_new_tokens=30)]
-        for seed in range(VOTE_SAMPLES)]
+    draws = _first_lines(_base(ctx).eval(), prompts, VOTE_SAMPLES)
     pairs: list[tuple[str, str]] = []
     for i, prompt in enumerate(prompts):
         samples = [d[i] for d in draws if _first_word(d[i])]
@@ -543,9 +548,7 @@ def _form_filtered(ctx: PolicyContext) -> None:
     torch.set_num_threads(1)
     prompts = _prompts(ctx)
     model = _base(ctx).eval()
-    draws = [[a.split("\n")[0].strip()[:60] for a in chat.sample(
-        model, prompts, generator=torch.Generator().manual_seed(seed), max_new_tokens=30)]
-        for seed in range(FORM_SAMPLES)]
+    draws = _first_lines(model, prompts, FORM_SAMPLES)
     pairs: list[tuple[str, str]] = []
     for i, prompt in enumerate(prompts):
         good = [d[i] for d in draws if _form_ok(prompt, d[i])]
