@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -109,20 +110,32 @@ class EnvBench:
         spec = load_spec(env_id)
         return prepare_environment(spec, spec.profile(PROFILE))
 
-    def score(self, env_id: str, solution: str) -> tuple[ScoreResult, Path]:
+    def score(self, env_id: str, solution: str, into: Path) -> tuple[ScoreResult, Path]:
         """A fresh official scoring of solution `solution`: built as a run's workspace is
-        (a build is kept and reused: harness/built.py), snapshotted, scored by the scorer
-        process under the default isolation. Returns the result and the snapshot."""
+        (a build is kept and reused: harness/built.py), snapshotted into `into`/snapshot,
+        scored by the scorer process under the default isolation. The workspace is removed
+        once snapshotted (the suite's disk: pyproject.toml's tmp_path_retention_policy).
+        Returns the result and the snapshot."""
         spec = load_spec(env_id)
         profile = spec.profile(PROFILE)
         self.prepared(env_id)
-        tmp = self.tmp.mktemp(f"{env_id}-{solution}")
         isolation = default_isolation()
-        workspace = materialize_solution(spec, profile, solution, tmp / "workspace",
+        workspace = materialize_solution(spec, profile, solution, into / "workspace",
                                          isolation)
-        snapshot = tmp / "snapshot"
-        snapshot_solution(spec, workspace, snapshot)
+        snapshot = into / "snapshot"
+        try:
+            snapshot_solution(spec, workspace, snapshot)
+        finally:
+            shutil.rmtree(workspace, ignore_errors=True)
         return official_score(spec, profile, snapshot, isolation), snapshot
+
+    def score_only(self, env_id: str, solution: str) -> ScoreResult:
+        """The same scoring, its snapshot removed: for a result alone (an anchor)."""
+        into = self.tmp.mktemp(f"{env_id}-{solution}")
+        try:
+            return self.score(env_id, solution, into)[0]
+        finally:
+            shutil.rmtree(into, ignore_errors=True)
 
     def anchor_results(self, env_id: str) -> tuple[list[ScoreResult], list[ScoreResult]]:
         """The start's and the reference's scorings that a timing environment's local
@@ -131,8 +144,8 @@ class EnvBench:
             golden = golden_of(env_id)
             repeats = golden.anchor_repeats if golden is not None else 1
             self._anchor_results[env_id] = (
-                [self.score(env_id, "starting")[0] for _ in range(repeats)],
-                [self.score(env_id, "reference")[0] for _ in range(repeats)])
+                [self.score_only(env_id, "starting") for _ in range(repeats)],
+                [self.score_only(env_id, "reference") for _ in range(repeats)])
         return self._anchor_results[env_id]
 
     def add_anchor_scoring(self, env_id: str, solution: str, result: ScoreResult) -> None:

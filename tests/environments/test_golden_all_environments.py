@@ -63,7 +63,8 @@ def _normalized(env_bench: EnvBench, env_id: str, solution: str,
 
 
 def _again_with_drift(env_bench: EnvBench, env_id: str, solution: str,
-                      first: tuple[ScoreResult, Path]) -> tuple[ScoreResult, Path, float]:
+                      first: tuple[ScoreResult, Path], into: Path,
+                      ) -> tuple[ScoreResult, Path, float]:
     """A timing off its band, scored once more, with the machine's drift beside it.
 
     A 2-core machine runs the same code 10-20% apart from call to call, and a shared one
@@ -77,12 +78,12 @@ def _again_with_drift(env_bench: EnvBench, env_id: str, solution: str,
     Returns the better of the two scorings, its snapshot, and the drift to take off its
     raw (0 when the machine runs as fast as it ever did here)."""
     spec = load_spec(env_id)
-    again = env_bench.score(env_id, solution)
+    again = env_bench.score(env_id, solution, into)
     assert again[0].valid, (again[0].message, again[0].details)
     if solution in ("starting", "reference"):
         env_bench.add_anchor_scoring(env_id, solution, again[0])
     probe_solution = "starting" if solution == "reference" else "reference"
-    probe, _ = env_bench.score(env_id, probe_solution)
+    probe = env_bench.score_only(env_id, probe_solution)
     assert probe.valid, (probe.message, probe.details)
     env_bench.add_anchor_scoring(env_id, probe_solution, probe)
     anchors = env_bench.anchors(env_id)
@@ -95,17 +96,19 @@ def _again_with_drift(env_bench: EnvBench, env_id: str, solution: str,
 
 @pytest.mark.parametrize(("env_id", "solution", "low", "high"), list(_cases()))
 def test_golden_solution_lands_in_its_band(env_id: str, solution: str, low: float,
-                                           high: float, env_bench: EnvBench) -> None:
+                                           high: float, env_bench: EnvBench,
+                                           tmp_path: Path) -> None:
     spec = load_spec(env_id)
     golden = golden_of(env_id)
     assert golden is not None
-    result, snapshot = env_bench.score(env_id, solution)
+    result, snapshot = env_bench.score(env_id, solution, tmp_path / "first")
     assert result.valid, (result.message, result.details)
     anchors, value = _normalized(env_bench, env_id, solution, result)
     drift = 0.0
     if is_timed(env_id) and not low <= value <= high:
         result, snapshot, drift = _again_with_drift(env_bench, env_id, solution,
-                                                    (result, snapshot))
+                                                    (result, snapshot),
+                                                    tmp_path / "again")
         anchors = env_bench.anchors(env_id)
         value = normalize(result.raw - drift, anchors, spec.direction)
     assert math.isfinite(value) and low <= value <= high, (

@@ -3,6 +3,7 @@ solution or a cheat officially, and anchors measured on this machine once per se
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -43,8 +44,12 @@ def score_solution(cpu_env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) ->
             (workspace / rel).parent.mkdir(parents=True, exist_ok=True)
             (workspace / rel).write_bytes(data)
         snapshot = tmp / "snapshot"
-        snapshot_solution(cpu_env.spec, workspace, snapshot)
-        return official_score(cpu_env.spec, cpu_env.profile, snapshot, cpu_env.isolation)
+        try:
+            snapshot_solution(cpu_env.spec, workspace, snapshot)
+            return official_score(cpu_env.spec, cpu_env.profile, snapshot,
+                                  cpu_env.isolation)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # the suite's disk
 
     return run
 

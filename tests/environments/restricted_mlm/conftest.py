@@ -51,7 +51,10 @@ def mlm_score(
     def run(solution: Path) -> ScoreResult:
         scratch = tmp_path_factory.mktemp("mlm-scratch")
         ctx = ScoringContext(mlm_spec, mlm_cpu, solution, mlm_assets, scratch, mlm_isolation)
-        return scoring.score(ctx)
+        try:
+            return scoring.score(ctx)
+        finally:
+            shutil.rmtree(scratch, ignore_errors=True)  # the suite's disk
 
     return run
 

@@ -4,6 +4,7 @@ timed on this machine are the session's: tests/env_bench.py.)"""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -45,8 +46,11 @@ def _scorer(env: CpuEnv, tmp_path_factory: pytest.TempPathFactory) -> Scorer:
         else:
             materialize_solution(env.spec, env.profile, solution, workspace, Isolation.LOCAL)
         snapshot = tmp / "snapshot"
-        snapshot_solution(env.spec, workspace, snapshot)
-        return official_score(env.spec, env.profile, snapshot, env.isolation)
+        try:
+            snapshot_solution(env.spec, workspace, snapshot)
+            return official_score(env.spec, env.profile, snapshot, env.isolation)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)  # the suite's disk
 
     return run
 
