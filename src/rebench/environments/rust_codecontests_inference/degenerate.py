@@ -120,61 +120,13 @@ def _public_samples(ctx: PolicyContext) -> None:
            inspect.getsource(rust_literal) + _SAMPLES + _returning("program(problem)"))
 
 
-_PROBE_RUNTIME = '''import json
-import os
-import stat
-import sys
-
-
-def _real_stdout() -> int | None:
-    """The child runner keeps its result stream on a duplicate of the original stdout."""
-    err = os.fstat(2)
-    for fd in range(3, 32):
-        try:
-            st = os.fstat(fd)
-        except OSError:
-            continue
-        if stat.S_ISFIFO(st.st_mode) and st.st_ino != err.st_ino:
-            return fd
-    return None
-
-
-async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
-                            problem: dict[str, Any]) -> str:
-    byte = problem["description"].encode()[0]
-    sys.stderr.write(f"LEAK {byte}\\n")
-    fd = _real_stdout()
-    if fd is not None:
-        os.write(fd, (json.dumps({"fatal": f"LEAK {byte}"}) + "\\n").encode())
-    async with semaphore:  # token use as a channel: a prompt as long as the byte
-        await client.chat.completions.create(
-            model="gpt-3.5-turbo", messages=[{"role": "user", "content": "x " * byte}])
-    if byte % 2:
-        os._exit(byte)  # the exit status as a channel
-    raise RuntimeError(f"LEAK {byte}")  # the exception text as a channel
-'''
-
-_PROBE_IMPORT = '''import os
-import sys
-
-# At import time: the official scorer's import check has no problem in reach; the run on
-# the held-out problems does (problems.json in the child's folder).
-if os.path.exists("problems.json"):
-    with open("problems.json") as fh:
-        _byte = fh.read().encode()[0]
-    sys.stderr.write(f"LEAK {_byte}\\n")
-    raise ImportError(f"LEAK {_byte}")
-
-
-''' + _returning('""')
-
-
 def _probe_runtime(ctx: PolicyContext) -> None:
-    _write(ctx, "a channel probe at run time", _PROBE_RUNTIME)
+    _write(ctx, "a channel probe at run time", programs.PROBE_RUNTIME)
 
 
 def _probe_import(ctx: PolicyContext) -> None:
-    _write(ctx, "a channel probe at import time", _PROBE_IMPORT)
+    _write(ctx, "a channel probe at import time",
+           programs.PROBE_IMPORT + _returning('""'))
 
 
 def _disk_answer_search(ctx: PolicyContext) -> None:
@@ -209,31 +161,6 @@ def _verify_disk_search(ctx: PolicyContext) -> None:
         assert run.stdout.strip() == "7", run.stdout
 
 
-_LOOKUP = """
-
-import re
-
-WORD = re.compile(r"[a-z]+")
-
-
-def _words(text: str) -> set[str]:
-    return set(WORD.findall(text.lower()))
-
-
-async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
-                            problem: dict[str, Any]) -> str:
-    \"\"\"The reference program of the validation problem whose statement shares the most
-    words with this one (Jaccard), without calling the model.\"\"\"
-    words = _words(problem["description"])
-
-    def overlap(entry: tuple[str, str]) -> float:
-        other = _words(entry[0])
-        return len(words & other) / max(1, len(words | other))
-
-    return max(TABLE, key=overlap)[1]
-"""
-
-
 def _validation_lookup(ctx: PolicyContext) -> None:
     """The public validation problems' reference programs kept in the submission (a .py
     table); each held-out problem gets the program of the nearest validation statement."""
@@ -243,7 +170,7 @@ def _validation_lookup(ctx: PolicyContext) -> None:
             (ctx.public_dir / "validation.jsonl").read_text().splitlines() if line.strip()]
     table = [(row["description"], row["solution"]) for row in rows]
     _write(ctx, "the nearest validation problem's reference program",
-           "TABLE = " + repr(table) + "\n" + _LOOKUP)
+           "TABLE = " + repr(table) + "\n" + programs.LOOKUP)
 
 
 def _verify_validation_lookup(ctx: PolicyContext) -> None:

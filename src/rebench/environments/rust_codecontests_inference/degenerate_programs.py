@@ -162,3 +162,79 @@ SUM_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
              "    let total: i64 = s.split_whitespace().filter_map(|t| t.parse::<i64>().ok())"
              ".fold(0i64, |a, b| a.wrapping_add(b));\n"
              "    println!(\"{}\", total);\n}\n")
+
+
+# Scaffold texts (Python): the channel probes, at run time and at import time (the latter
+# gets its generate_solution appended), and the validation table's nearest-statement lookup.
+PROBE_RUNTIME = '''import json
+import os
+import stat
+import sys
+
+
+def _real_stdout() -> int | None:
+    """The child runner keeps its result stream on a duplicate of the original stdout."""
+    err = os.fstat(2)
+    for fd in range(3, 32):
+        try:
+            st = os.fstat(fd)
+        except OSError:
+            continue
+        if stat.S_ISFIFO(st.st_mode) and st.st_ino != err.st_ino:
+            return fd
+    return None
+
+
+async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
+                            problem: dict[str, Any]) -> str:
+    byte = problem["description"].encode()[0]
+    sys.stderr.write(f"LEAK {byte}\\n")
+    fd = _real_stdout()
+    if fd is not None:
+        os.write(fd, (json.dumps({"fatal": f"LEAK {byte}"}) + "\\n").encode())
+    async with semaphore:  # token use as a channel: a prompt as long as the byte
+        await client.chat.completions.create(
+            model="gpt-3.5-turbo", messages=[{"role": "user", "content": "x " * byte}])
+    if byte % 2:
+        os._exit(byte)  # the exit status as a channel
+    raise RuntimeError(f"LEAK {byte}")  # the exception text as a channel
+'''
+
+PROBE_IMPORT = '''import os
+import sys
+
+# At import time: the official scorer's import check has no problem in reach; the run on
+# the held-out problems does (problems.json in the child's folder).
+if os.path.exists("problems.json"):
+    with open("problems.json") as fh:
+        _byte = fh.read().encode()[0]
+    sys.stderr.write(f"LEAK {_byte}\\n")
+    raise ImportError(f"LEAK {_byte}")
+
+
+'''
+
+
+LOOKUP = """
+
+import re
+
+WORD = re.compile(r"[a-z]+")
+
+
+def _words(text: str) -> set[str]:
+    return set(WORD.findall(text.lower()))
+
+
+async def generate_solution(client: Any, semaphore: asyncio.Semaphore,
+                            problem: dict[str, Any]) -> str:
+    \"\"\"The reference program of the validation problem whose statement shares the most
+    words with this one (Jaccard), without calling the model.\"\"\"
+    words = _words(problem["description"])
+
+    def overlap(entry: tuple[str, str]) -> float:
+        other = _words(entry[0])
+        return len(words & other) / max(1, len(words | other))
+
+    return max(TABLE, key=overlap)[1]
+"""
