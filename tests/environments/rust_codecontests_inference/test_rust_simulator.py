@@ -278,3 +278,38 @@ def test_a_repair_bonus_needs_a_program_the_simulator_wrote() -> None:
     assert correct_real / real > 1.5 * correct_fake / fake, (correct_real, real, correct_fake,
                                                               fake)
     assert not features("```rust\nfn main() {}\n```\nPrint each prefix sum.").repair
+
+
+def test_only_a_rust_program_drawn_for_the_problem_and_sent_whole_counts_as_written() -> None:
+    """The repair check remembers the Rust programs the simulator drew for a problem and
+    sent whole, nothing else. The red team (2026-12-07e) planted fixed texts as "programs
+    the simulator wrote": the other languages' fallback programs (a prompt without "rust")
+    and the chain of thought's sample block, each for one completion token a choice
+    (max_tokens=1: they were remembered before the answer was cut)."""
+    from rebench.environments.rust_codecontests_inference.simulator import (
+        FENCED,
+        OTHER_LANGUAGE,
+    )
+
+    p = KNOWN[0]
+    sim = Simulator(KNOWN, 7)
+    for i in range(20):
+        sim.complete(_body(f"Solve this problem:\n{p.description}", n=8, max_tokens=1,
+                           seed=i))
+        sim.complete(_body(f"Think step by step.\n{p.description}", n=8, max_tokens=1,
+                           seed=i))
+    planted = [f"```python\n{OTHER_LANGUAGE['python']}```", f"```cpp\n{OTHER_LANGUAGE['cpp']}```",
+               "```text\n3\n1 2 3\n```"]
+    for text in planted:
+        assert not sim.quotes_own_program(p, f"{p.description}\nWrong, fix it:\n{text}")
+    # The same draw (a fresh simulator, the same seed and request) cut by max_tokens is not
+    # remembered; sent whole, it is.
+    body = _body(RUST_PROMPT.format(p.description), n=1, temperature=0.7)
+    whole = _contents(Simulator(KNOWN, 7).complete(body))[0]
+    program = FENCED.findall(whole)[-1]
+    cut, sent = Simulator(KNOWN, 7), Simulator(KNOWN, 7)
+    cut.complete({**body, "max_tokens": 5})
+    sent.complete(body)
+    repair = f"{p.description}\nThis is wrong, fix it:\n```rust\n{program}```"
+    assert not cut.quotes_own_program(p, repair)
+    assert sent.quotes_own_program(p, repair)

@@ -97,7 +97,7 @@ FEEDBACK = Feedback(
 
 SPEC = EnvironmentSpec(
     id="rust_codecontests_inference",
-    version="1.4.0",
+    version="1.4.1",
     title="Scaffolding for Rust Codecontests",
     direction=Direction.HIGHER,
     raw_score_meaning="fraction of held-out problems whose returned Rust program passes all "

@@ -23,7 +23,9 @@ first sample the correct program: normalized 4.8 with one request a problem).
 
 A repair request (a fenced program and words such as "wrong" or "fix") gets the repair
 bonus only when the program it quotes is one this simulator wrote for that problem: since
-1.4.0 a first request that only claims to repair a dummy program gets no bonus.
+1.4.0 a first request that only claims to repair a dummy program gets no bonus, and since
+1.4.1 only a Rust program drawn for the problem and sent whole counts (not the fixed texts
+any answer may hold, nor an answer cut by max_tokens).
 """
 
 from __future__ import annotations
@@ -172,7 +174,7 @@ class Simulator:
         max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
         problem = self.identify(text)
         feats = features(text)
-        if feats.repair and not self._quotes_own_program(problem, text):
+        if feats.repair and not self.quotes_own_program(problem, text):
             feats = replace(feats, repair=False)  # a claim of repair, with no program of ours
         # The statement quoted whole stands for the problem itself, so a scaffold's samples do
         # not depend on which test instances prepare drew (examples are part of the statement).
@@ -186,13 +188,14 @@ class Simulator:
             sample = 0 if temperature == 0 else repeat * n + i
             pid = problem.id if problem else "-"
             rng = random.Random(_hash(self.seed, pid, prompt_key, sample))
-            answer = self._answer(rng, problem, feats, temperature)
-            self._remember(pid, answer)
+            answer, program = self._answer(rng, problem, feats, temperature)
             finish = "stop"
             tokens = count_tokens(answer)
             if isinstance(max_tokens, int) and 0 < max_tokens < tokens:
                 answer = answer[: int(max_tokens / TOKENS_PER_CHAR)]
                 tokens, finish = max_tokens, "length"
+            if program is not None and program.rstrip() in answer:
+                self._remember(pid, program)  # only a Rust program it drew, as sent whole
             completion_tokens += tokens
             choices.append({"index": i, "finish_reason": finish, "logprobs": None,
                             "message": {"role": "assistant", "content": answer}})
@@ -208,14 +211,18 @@ class Simulator:
                       "total_tokens": prompt_tokens + completion_tokens},
         }
 
-    def _remember(self, pid: str, answer: str) -> None:
+    def _remember(self, pid: str, program: str) -> None:
+        """Remember a program this simulator wrote for problem `pid` and sent whole: the
+        problem's solution or a mutation of it. Fixed texts that any answer may hold (the
+        other languages' programs, the chain of thought's sample block) are not programs
+        it wrote for the problem, and a program cut off by max_tokens was never sent (red
+        team, 2026-12-07e: both let a repair be claimed without a draft)."""
         with self._lock:
             written = self._written.setdefault(pid, set())
-            for code in FENCED.findall(answer):
-                if len(written) < MAX_WRITTEN:
-                    written.add(_program_key(code))
+            if len(written) < MAX_WRITTEN:
+                written.add(_program_key(program))
 
-    def _quotes_own_program(self, problem: KnownProblem | None, text: str) -> bool:
+    def quotes_own_program(self, problem: KnownProblem | None, text: str) -> bool:
         """Whether the prompt quotes, in a fence, a program this simulator wrote for the
         problem (a real repair request)."""
         if problem is None:
@@ -225,15 +232,17 @@ class Simulator:
             return any(_program_key(code) in written for code in FENCED.findall(text))
 
     def _answer(self, rng: random.Random, problem: KnownProblem | None, feats: PromptFeatures,
-                temperature: float) -> str:
+                temperature: float) -> tuple[str, str | None]:
+        """The answer's text, and the Rust program drawn for the problem that it holds
+        (None for a garbled answer, another language or no problem identified)."""
         if temperature > 1.3 and rng.random() < min(0.9, (temperature - 1.3) * 1.5):
-            return _garbled(rng)
+            return _garbled(rng), None
         if problem is None:
-            return _wrap(rng, GENERIC_RUST, "rust", feats, "I am not sure what the task is.")
+            return _wrap(rng, GENERIC_RUST, "rust", feats, "I am not sure what the task is."), None
         other = OTHER_LANGUAGE_WITH_RUST if feats.asks_rust else OTHER_LANGUAGE_WITHOUT_RUST
         if rng.random() < other:
             lang = rng.choice(["python", "python", "cpp"])
-            return _wrap(rng, OTHER_LANGUAGE[lang], lang, feats, "")
+            return _wrap(rng, OTHER_LANGUAGE[lang], lang, feats, ""), None
         p = success_probability(problem.difficulty, feats, temperature)
         if rng.random() < p:
             code = problem.solution
@@ -243,7 +252,7 @@ class Simulator:
                 code = rng.choice([_compare, _offbyone])(rng, code)
         else:
             code = mutate(rng, problem.solution, bug_weights(feats))
-        return _wrap(rng, code, "rust", feats, "")
+        return _wrap(rng, code, "rust", feats, ""), code
 
 
 def success_probability(difficulty: int, feats: PromptFeatures, temperature: float) -> float:
