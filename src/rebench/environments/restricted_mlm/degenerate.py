@@ -38,6 +38,8 @@ from rebench.environments.restricted_mlm.probe_policies import (
     export_probe,
     overflow,
     short_table,
+    val_mask_memorized,
+    verify_memorized,
 )
 from rebench.scoring.declarations import (
     Cheat,
@@ -261,6 +263,14 @@ def _verify_float64(ctx: PolicyContext) -> None:
 # official scoring, a band of -0.05..0.05 normalized, never marked slow:
 # tests/environments/test_golden_all_environments.py), which asserts more than a policy's
 # START_TOLERANCE would: not declared again here (merged for issue 28).
+def _val_unigram(ctx: PolicyContext) -> None:
+    """Log frequencies of the public validation split (cut from the same works as the
+    held-out text) at every position: a copy of a public table, no context."""
+    tokens = np.memmap(ctx.public_dir / "data" / "val.bin", dtype=np.uint16, mode="r")
+    counts = np.bincount(np.asarray(tokens), minlength=vocab_size(ctx)).astype(np.float64)
+    _fixed_logits(ctx, np.log((counts + 1.0) / (counts.sum() + len(counts))))
+
+
 POLICIES: tuple[Degenerate, ...] = (
     Degenerate("start_renamed", "the start with its class renamed and source reformatted",
                _renamed),
@@ -298,6 +308,11 @@ POLICIES: tuple[Degenerate, ...] = (
                "public validation batches", _temperature_tuned, verify=_verify_temperature),
     Degenerate("start_float64", "the start's trained weights cast to double precision: "
                "the same model", _start_float64, verify=_verify_float64),
+    Degenerate("val_unigram_logits", "log frequencies of the public validation split at "
+               "every position (a public table, input-free)", _val_unigram),
+    Degenerate("val_mask_memorized", "evaluate.py's validation batches recognised by their "
+               "mask positions and answered from memory: fitted to the local check",
+               val_mask_memorized, verify=verify_memorized),
 )
 # The start is the trained unigram level at masked positions; a context-free policy may
 # match it up to the split noise (about 0.01 raw: 0.03 normalized on cpu until 1.1.1, 0.01

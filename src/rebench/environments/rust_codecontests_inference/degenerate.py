@@ -266,6 +266,37 @@ def _verify_sum_of_input(ctx: PolicyContext) -> None:
     assert source == programs.SUM_INPUT and "split_whitespace" in source
 
 
+def _yes_each_case(ctx: PolicyContext) -> None:  # fifth round (2026-12-07e)
+    _write(ctx, "one Rust program that answers YES to every test case",
+           _returning(repr(programs.YES_EACH_CASE)))
+
+
+def _verify_yes_each_case(ctx: PolicyContext) -> None:
+    import asyncio as aio
+
+    problem = {"name": "x", "description": "", "public_tests": {"input": [], "output": []},
+               "time_limit": 1.0, "memory_limit_bytes": 1 << 28}
+    source = aio.run(ctx.module("solution.py").generate_solution(None, aio.Semaphore(1),
+                                                                  problem))
+    assert source == programs.YES_EACH_CASE and "YES" in source
+
+
+_CODE_ONLY = "Reply with only the complete Rust source code: no markdown, no explanation."
+
+
+def _code_only_prompt(ctx: PolicyContext) -> None:
+    path = ctx.workspace / "solution.py"
+    text = path.read_text()
+    old = "in Rust:\\n{problem['description']}"
+    assert old in text, "the start's prompt changed"
+    path.write_text(text.replace(old, old + "\\n\\n" + _CODE_ONLY))
+
+
+def _verify_code_only(ctx: PolicyContext) -> None:
+    text = (ctx.workspace / "solution.py").read_text()
+    assert _CODE_ONLY in text and "```" not in text and "message.content" in text
+
+
 # Where each policy is scored (the generic test scores it on every non-gpu profile it names).
 # The small test profile (8 held-out problems, 8 families) serves a policy whose outcome is
 # the same on any problem: a missing or renamed entry point, an empty answer, a statement
@@ -308,6 +339,10 @@ POLICIES: tuple[Degenerate, ...] = (
                verify=_verify_parent_fd_snoop),
     Degenerate("sum_of_input", "one Rust program printing the sum of its input's integers "
                "for every problem", _sum_of_input, verify=_verify_sum_of_input),
+    Degenerate("yes_each_case", "one Rust program printing YES once per test case for every "
+               "problem", _yes_each_case, verify=_verify_yes_each_case),
+    Degenerate("code_only_prompt", "the start asking for bare code, its answer still not "
+               "parsed", _code_only_prompt, profiles=_TEST, verify=_verify_code_only),
 )
 
 

@@ -163,6 +163,14 @@ SUM_INPUT = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
              ".fold(0i64, |a, b| a.wrapping_add(b));\n"
              "    println!(\"{}\", total);\n}\n")
 
+# "YES" once per test case (the first integer counts them; one line when it is not a count):
+# the lazy guess that a yes/no problem's answer is mostly yes.
+YES_EACH_CASE = ("use std::io::Read;\nfn main() {\n    let mut s = String::new();\n"
+                 "    std::io::stdin().read_to_string(&mut s).unwrap();\n"
+                 "    let t = s.split_whitespace().next().and_then(|w| w.parse::<usize>().ok())"
+                 ".unwrap_or(1).clamp(1, 1_000_000);\n"
+                 "    println!(\"{}\", vec![\"YES\"; t].join(\"\\n\"));\n}\n")
+
 
 # Scaffold texts (Python): the channel probes, at run time and at import time (the latter
 # gets its generate_solution appended), and the validation table's nearest-statement lookup.

@@ -262,6 +262,19 @@ def _verify_right(ctx: PolicyContext) -> None:
     assert torch.equal(got, want), "not the answer"
 
 
+def _input_as_scratch(ctx: PolicyContext) -> None:  # fifth round (2026-12-07e)
+    _solution(ctx, "odd = ((x > 0).cumsum(0) % 2).bool()\nx[0] = 0\n"
+                   "x[1:] = torch.where(odd[:-1], x[1:], 0).cumsum(0).to(torch.int32)\nreturn x")
+
+
+def _verify_scratch(ctx: PolicyContext) -> None:  # the input is overwritten: keep a copy
+    import torch
+
+    from rebench.environments.triton_cumsum.expected import expected_prefix_sum
+    x = torch.randint(-10, 10, (10_000,), dtype=torch.int32)
+    assert torch.equal(ctx.module("solution.py").prefix_sum(x.clone()), expected_prefix_sum(x))
+
+
 _BOTH = ("cpu", "gpu")
 # A wrong answer is wrong at any size, and a probe's message is the same fixed schema: both
 # are checked on the small test profile (and on gpu); the reformatted start is compared
@@ -317,6 +330,9 @@ POLICIES = (
     Degenerate("paper_signature", "the paper's code as it was",
                _paper_signature, Expect.AT_MOST_START, profiles=("cpu",),
                verify=_verify_right),
+    Degenerate("input_as_scratch", "the start written over the scorer's input and that "
+               "returned", _input_as_scratch, Expect.AT_MOST_START, profiles=("cpu",),
+               verify=_verify_scratch),
 )
 
 
