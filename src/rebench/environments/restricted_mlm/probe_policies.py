@@ -6,12 +6,13 @@ overflow, only for some held-out tokens)."""
 from __future__ import annotations
 
 import json
+import shutil
 from typing import Any
 
 import numpy as np
 
 from rebench.environments.restricted_mlm.model_policies import copy_public_files, vocab_size
-from rebench.scoring.declarations import PolicyContext
+from rebench.scoring.declarations import PolicyContext, cheats_folder
 
 _EXPORT_PROBE = '''
 """A channel probe: look for held-out tokens from inside the export child and send their
@@ -51,35 +52,13 @@ def export_probe(ctx: PolicyContext) -> None:
     (ctx.workspace / "model.py").write_text(_EXPORT_PROBE.lstrip())
 
 
-_SHORT_TABLE = '''
-"""A channel probe in the held-out pass: the embedding has one row fewer than the
-vocabulary, so the pass would fail only if a held-out batch holds the last id."""
-import json
-from pathlib import Path
-
-from torch import nn
-
-VOCAB = json.loads((Path(__file__).resolve().parent / "config.json").read_text())["vocab_size"]
-
-
-class Short(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB - 1, 16)
-        self.head = nn.Linear(16, VOCAB)
-
-    def forward(self, tokens):
-        return self.head(self.embed(tokens))
-
-
-def get_trained_model():
-    return Short().eval()
-'''
-
-
 def short_table(ctx: PolicyContext) -> None:
+    """The environment's own cheat index_range_probe.py (an embedding one row short of the
+    vocabulary, so the held-out pass would fail only on a batch holding the last id),
+    submitted as a policy."""
     copy_public_files(ctx)
-    (ctx.workspace / "model.py").write_text(_SHORT_TABLE.lstrip())
+    shutil.copyfile(cheats_folder("restricted_mlm") / "index_range_probe.py",
+                    ctx.workspace / "model.py")
 
 
 _OVERFLOW = '''
