@@ -9,11 +9,11 @@ from typing import Any
 
 import pytest
 
+from rebench.environments.rust_codecontests_inference.mutations import MUTATIONS
 from rebench.environments.rust_codecontests_inference.problems import split_problems
 from rebench.environments.rust_codecontests_inference.simulator import (
     BASE_SUCCESS,
     BUG_WEIGHTS,
-    MUTATIONS,
     KnownProblem,
     PromptFeatures,
     Simulator,

@@ -29,7 +29,7 @@ VALIDATION_FILE = "validation.jsonl"
 # relative) copied into the workspace, so it runs without importing rebench.
 EVAL_PACKAGE = "rust_eval"
 EVAL_MODULES = ("chat_request", "child_runner", "evaluation", "gateway", "judge", "local_eval",
-                "processes", "simulator", "toolchain")
+                "mutations", "processes", "simulator", "toolchain")
 PARAMS_FILE = "params.json"
 
 

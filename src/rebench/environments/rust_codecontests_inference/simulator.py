@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
+from .mutations import compare, offbyone, one_bug
+
 MODEL_NAME = "weak-coder-simulator"
 
 # Chance that one sample at temperature <= 1 is correct, by problem difficulty (1 easy .. 3).
@@ -249,7 +251,7 @@ class Simulator:
         elif rng.random() < HABIT:
             code = habitual_mistake(HABIT_SEED, problem, bug_weights(feats))
             if rng.random() < SECOND_BUG:
-                code = rng.choice([_compare, _offbyone])(rng, code)
+                code = rng.choice([compare, offbyone])(rng, code)
         else:
             code = mutate(rng, problem.solution, bug_weights(feats))
         return _wrap(rng, code, "rust", feats, ""), code
@@ -281,9 +283,9 @@ def bug_weights(feats: PromptFeatures) -> dict[str, float]:
 def mutate(rng: random.Random, code: str, weights: dict[str, float]) -> str:
     """A plausible wrong version of `code`: one bug drawn by `weights`, and a second, subtle
     one with chance SECOND_BUG."""
-    out = _one_bug(rng, code, weights)
+    out = one_bug(rng, code, weights)
     if rng.random() < SECOND_BUG:
-        out = rng.choice([_compare, _offbyone])(rng, out)
+        out = rng.choice([compare, offbyone])(rng, out)
     return out
 
 
@@ -292,92 +294,9 @@ def habitual_mistake(seed: int, problem: KnownProblem, weights: dict[str, float]
     prompt makes its kind less likely) from randomness fixed by `seed` (HABIT_SEED) and
     the problem, the same for every sample and every scaffold."""
     key = ",".join(f"{k}={weights[k]:.4f}" for k in sorted(weights))
-    return _one_bug(random.Random(_hash(seed, problem.id, "habit", key)), problem.solution,
+    return one_bug(random.Random(_hash(seed, problem.id, "habit", key)), problem.solution,
                     weights)
 
-
-def _one_bug(rng: random.Random, code: str, weights: dict[str, float]) -> str:
-    """`code` with one bug; falls back to another bug when one cannot apply."""
-    kinds = list(weights)
-    for _ in range(6):
-        kind = rng.choices(kinds, weights=[weights[k] for k in kinds])[0]
-        out = MUTATIONS[kind](rng, code)
-        if out != code:
-            return out
-    return _syntax(rng, code)
-
-
-def _overflow(rng: random.Random, code: str) -> str:
-    del rng
-    for wide, narrow in (("i128", "i64"), ("u128", "u64"), ("i64", "i32"), ("u64", "u32")):
-        code = code.replace(wide, narrow)
-    return code
-
-
-def _replace_one(rng: random.Random, code: str, pattern: str, repl: dict[str, str]) -> str:
-    matches = list(re.finditer(pattern, code))
-    if not matches:
-        return code
-    m = rng.choice(matches)
-    return code[: m.start()] + repl[m.group(0)] + code[m.end() :]
-
-
-READ_ALL = "io::stdin().read_to_string(&mut input).unwrap();"
-READ_BUFFER = ("let mut buf = [0u8; 256];\n    let k = io::stdin().read(&mut buf).unwrap();\n"
-               "    input.push_str(std::str::from_utf8(&buf[..k]).unwrap_or(\"\"));")
-
-
-def _buffer(rng: random.Random, code: str) -> str:
-    del rng
-    return code.replace(READ_ALL, READ_BUFFER, 1)
-
-
-def _compare(rng: random.Random, code: str) -> str:
-    flips = {" < ": " <= ", " <= ": " < ", " > ": " >= ", " >= ": " > "}
-    return _replace_one(rng, code, r" (<=|>=|<|>) ", flips)
-
-
-def _offbyone(rng: random.Random, code: str) -> str:
-    matches = list(re.finditer(r"(?<![\w.])([0-9])(?![\w.])", code))
-    if not matches:
-        return code
-    m = rng.choice(matches)
-    value = int(m.group(1)) + rng.choice([-1, 1])
-    return code[: m.start()] + str(abs(value)) + code[m.end() :]
-
-
-def _minmax(rng: random.Random, code: str) -> str:
-    return _replace_one(rng, code, r"\b(min|max)\b", {"min": "max", "max": "min"})
-
-
-def _syntax(rng: random.Random, code: str) -> str:
-    spots = [i for i, ch in enumerate(code) if ch in ";}"]
-    i = rng.choice(spots) if spots else len(code) // 2
-    return code[:i] + code[i + 1 :]
-
-
-def _crate(rng: random.Random, code: str) -> str:
-    crate = rng.choice(["use itertools::Itertools;", "use proconio::input;", "use num::Integer;"])
-    return crate + "\n" + code
-
-
-def _chatty(rng: random.Random, code: str) -> str:
-    label = rng.choice(["Answer: ", "Result = ", "Output: "])
-    return code.replace("io::BufWriter::new(stdout.lock());",
-                        f"io::BufWriter::new(stdout.lock());\n    print!(\"{label}\");", 1)
-
-
-def _stub(rng: random.Random, code: str) -> str:
-    del rng
-    head = code.split("let stdout", 1)[0]
-    if head == code:
-        return code
-    return head + "    // TODO: implement the algorithm\n    println!(\"0\");\n}\n"
-
-
-MUTATIONS = {"overflow": _overflow, "buffer": _buffer, "compare": _compare, "offbyone": _offbyone,
-             "minmax": _minmax, "syntax": _syntax, "crate": _crate, "chatty": _chatty,
-             "stub": _stub}
 
 GENERIC_RUST = """use std::io::{self, Read};
 
