@@ -324,6 +324,7 @@ groups = {"plus": [], "minus": []}
 _TRITON_WRITES = {
     "a view's in-place method": "    y = x.view(-1)\n    y.zero_()\n    return y\n",
     "an augmented assignment": "    x += 0\n    return torch.cumsum(x, 0)\n",
+    "an in-place function given the input": "    torch.Tensor.zero_(x)\n    return x\n",
     "out= the input": "    return torch.cumsum(x, 0, out=x)\n",
     "a helper of the module": "    _fill(x, 0)\n    return x\n",
 }

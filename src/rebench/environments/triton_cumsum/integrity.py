@@ -172,6 +172,23 @@ def _aliases(fn: ast.FunctionDef, x: str) -> set[str]:
     return names - rebound
 
 
+_IN_PLACE_DUNDERS = frozenset({"__setitem__", "__iadd__", "__isub__", "__imul__"})
+
+
+def _in_place_target(call: ast.Call) -> ast.expr | None:
+    """The tensor an in-place call writes into: `t` of `t.zero_()`, `t.copy_(y)` or
+    `t.__setitem__(i, v)`; the first argument of `torch.Tensor.zero_(t)` or
+    `torch.relu_(t)`."""
+    func = call.func
+    if not isinstance(func, ast.Attribute) or not (
+            (func.attr.endswith("_") and not func.attr.startswith("_"))
+            or func.attr in _IN_PLACE_DUNDERS):
+        return None
+    if ast.unparse(func.value) in ("torch", "torch.Tensor", "Tensor"):
+        return call.args[0] if call.args else None
+    return func.value
+
+
 def _input_write(fn: ast.FunctionDef, x: str) -> ast.AST | None:
     """The first statement or call of `fn` that writes into the tensor `x` (or a view of
     it): an item or slice assigned, an in-place method (`x.zero_()`, `x.copy_(...)`), an
@@ -186,9 +203,8 @@ def _input_write(fn: ast.FunctionDef, x: str) -> ast.AST | None:
         if any(_of_input(t, names) for t in targets):
             return node
         if isinstance(node, ast.Call):
-            func = node.func
-            if (isinstance(func, ast.Attribute) and func.attr.endswith("_")
-                    and not func.attr.startswith("_") and _of_input(func.value, names)):
+            target = _in_place_target(node)
+            if target is not None and _of_input(target, names):
                 return node
             if any(k.arg == "out" and _of_input(k.value, names) for k in node.keywords):
                 return node
