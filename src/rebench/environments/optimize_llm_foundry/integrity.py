@@ -105,6 +105,16 @@ PATTERNS = (
          "trained than the task's training, so they cannot match the reference's",
          r"\brequires_grad_\(\s*False\s*\)|\.requires_grad\s*=\s*False\b",
          kinds=FILES, files=r"\.py$"),
+    # 2026-12-07 (evening), written against the tune half's skips_steps (the start's
+    # training loop left after half its optimizer steps): a stop at a fraction of the
+    # steps, or at a fixed count, not at the schedule's end (`step >= total_steps`).
+    rule("training-cut-short", M, WEIGHTS,
+         "the pipeline stops its training loop at a fraction or a fixed number of its "
+         "steps: fewer optimizer steps than the task's training, so the weights cannot "
+         "match the reference's",
+         r"^\s*(?:el)?if\b(?![^\n]*%)[^\n]*\b(?:step|steps|global_step|batch_idx|iteration)"
+         r"\b\s*(?:>|>=|==)\s*(?:\d+\b|[^\n:]*(?:(?://|/|\*)\s*\d|\d\s*\*))[^\n]*:",
+         kinds=FILES, files=r"\.py$", requires=r"(?m)^\s*(?:break|return)\b|:\s*break\b"),
     rule("data-printed", H, "reading scorer/harness/cache/reference paths",
          "the scored script prints train_data.jsonl (at scoring, the held-out rows) to its "
          "output",
