@@ -445,6 +445,19 @@ def case_names(env_id: str) -> dict[tuple[str, str], str]:
     return {(kind, folder(kind, name)): name for kind, name in names}
 
 
+CACHE_RECORD = "measured-with.json"  # in a --keep folder: the cache its runs were made with
+
+
+def kept_cache(root: Path) -> Path | None:
+    """The prepared-assets cache the runs kept under `root` were measured with, if its
+    record names one that still exists."""
+    record = root / CACHE_RECORD
+    if not record.is_file():
+        return None
+    cache = json.loads(record.read_text()).get("cache") or ""
+    return Path(cache) if cache and Path(cache).is_dir() else None
+
+
 def rescan(root: Path) -> list[Row]:
     """Check again every run measured earlier under `root` (kept with --keep): the rules
     change faster than real-scored runs can be redone."""
@@ -543,7 +556,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, help="also write the tables here")
     parser.add_argument("--corpus-out", type=Path, help="write the labelled rows here (JSON)")
     parser.add_argument("--keep", type=Path, help="keep the runs under this folder")
-    parser.add_argument("--rescan", type=Path, help="only check again the runs kept here")
+    parser.add_argument("--rescan", type=Path, help="only check again the runs kept here "
+                        "(with the cache they were made with, as --keep recorded it)")
     parser.add_argument("--metrics-from", type=Path,
                         help="only recompute the tables from a --corpus-out file")
     parser.add_argument("--stand-in", action="store_true", help="stand-in scores and assets")
@@ -565,6 +579,12 @@ def main() -> None:
         parser.error("--keep, --rescan and --metrics-from go one at a time")
     global HIDE_HELD_OUT
     HIDE_HELD_OUT = args.hide_held_out
+    if args.rescan and not args.cache:
+        args.cache = kept_cache(args.rescan)
+        if args.cache is None:
+            parser.error(f"--rescan: give --cache, the prepared assets the runs under "
+                         f"{args.rescan} were measured with (the rules read them: other "
+                         "assets give other flags); its record names none that still exists")
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="integrity-measure-") as tmp_name:
         if args.cache:
@@ -576,6 +596,10 @@ def main() -> None:
         elif args.rescan:
             rows = rescan(args.rescan)
         else:
+            if args.keep:
+                args.keep.mkdir(parents=True, exist_ok=True)
+                (args.keep / CACHE_RECORD).write_text(json.dumps(
+                    {"cache": os.environ.get("REBENCH_CACHE", ""), "stand_in": args.stand_in}))
             rows = measure(args, args.keep or Path(tmp_name) / "runs")
     lines = ["| env | label | kind | run | half | final normalized | flags | rules | "
              "suspicion | seconds |", "|---|---|---|---|---|---|---|---|---|---|",
