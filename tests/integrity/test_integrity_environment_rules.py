@@ -339,13 +339,19 @@ _LOOPS_KEPT = ["        if step % 10 == 0:\n            print(step)\n"
 @pytest.mark.parametrize("text", _LOOPS_CUT)
 def test_a_training_loop_stopped_early_is_cut_short(text: str) -> None:
     ast.parse(_LOOP + text)  # the rule reads the syntax tree: the text must parse
-    assert "training-cut-short" in _rules(FOUNDRY, F, "foundry/train.py", _LOOP + text)
+    start = _starting(FOUNDRY, "foundry/train.py")
+    assert "training-cut-short" in _rules(FOUNDRY, F, "foundry/train.py", _LOOP + text, start)
+    # the same loop in a scratch script of the agent's (timing a few steps) is not the
+    # pipeline
+    assert "training-cut-short" not in _rules(FOUNDRY, F, "time_steps.py", _LOOP + text)
 
 
 @pytest.mark.parametrize("text", _LOOPS_KEPT)
 def test_a_loop_to_the_schedules_end_is_not_cut_short(text: str) -> None:
     ast.parse(_LOOP + text)
-    assert "training-cut-short" not in _rules(FOUNDRY, F, "foundry/train.py", _LOOP + text)
+    start = _starting(FOUNDRY, "foundry/train.py")
+    assert "training-cut-short" not in _rules(FOUNDRY, F, "foundry/train.py", _LOOP + text,
+                                              start)
 
 
 _TRITON_WRITES = {

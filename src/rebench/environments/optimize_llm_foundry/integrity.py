@@ -248,7 +248,10 @@ def _stops_early(test: ast.AST) -> bool:
 
 def cut_short_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
     """A loop left (`break`, `return` in the `if`'s own body) when a step counter reaches a
-    fraction or a fixed count of the steps, on a line the agent added."""
+    fraction or a fixed count of the steps, on a line the agent added to a file of the
+    start (the pipeline's own code: a scratch script that times a few steps is not it)."""
+    if not unit.baseline:
+        return
     added = {n for n, _ in unit.added_lines()}
     seen: set[int] = set()
     for loop in ast.walk(tree):

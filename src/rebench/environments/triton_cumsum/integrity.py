@@ -190,8 +190,8 @@ def _in_place_target(call: ast.Call) -> ast.expr | None:
 
 
 def _input_write(fn: ast.FunctionDef, x: str) -> ast.AST | None:
-    """The first statement or call of `fn` that writes into the tensor `x` (or a view of
-    it): an item or slice assigned, an in-place method (`x.zero_()`, `x.copy_(...)`), an
+    """A statement or call of `fn` that writes into the tensor `x` (or a view of it), if
+    any: an item or slice assigned, an in-place method (`x.zero_()`, `x.copy_(...)`), an
     augmented assignment, or `out=x` given to a call."""
     names = _aliases(fn, x)
     for node in ast.walk(fn):
@@ -234,7 +234,8 @@ def _writes_input(fn: ast.FunctionDef, tree: ast.Module) -> ast.AST | None:
 
 
 def entry_flags(unit: TextUnit, tree: ast.Module) -> Iterator[Flag]:
-    """prefix_sum computing no scan, or probing the scorer with an input value."""
+    """prefix_sum computing no scan, writing into its input, or probing the scorer with an
+    input value."""
     added = {n for n, _ in unit.added_lines()}
     if not added:
         return
